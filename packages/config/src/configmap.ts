@@ -1,0 +1,204 @@
+// The kube-dns ConfigMap: keys, parsing and validation. Pure: data in, config or errors out.
+import { isIP } from 'node:net';
+import { isDns1123Label, isDns1123Subdomain, isHostName } from './dns1123.js';
+import { type Nameserver, parseIpNameserver, parsePort, splitHostPort } from './nameserver.js';
+
+export const CONFIG_KEYS = ['stubDomains', 'upstreamNameservers', 'federations', 'hosts'] as const;
+export const MAX_UPSTREAMS = 3;
+
+export interface HostsEntry {
+  ip: string;
+  names: string[];
+  /** 1-based line in the `hosts` key, for messages. */
+  line: number;
+}
+
+export interface KubeDnsConfig {
+  /** Lower-case domain without trailing dot → its servers, in the order given. */
+  stubDomains: Map<string, Nameserver[]>;
+  upstreamNameservers: Nameserver[];
+  /** Obsolete: accepted and validated for compatibility, otherwise ignored. */
+  federations: Map<string, string>;
+  hosts: HostsEntry[];
+  /** sha256 of the source files; "" for the defaults. */
+  version: string;
+}
+
+export interface ConfigError {
+  key: string;
+  reason: string;
+}
+
+export type ConfigResult = { ok: true; config: KubeDnsConfig } | { ok: false; errors: ConfigError[] };
+
+export function defaultConfig(): KubeDnsConfig {
+  return { stubDomains: new Map(), upstreamNameservers: [], federations: new Map(), hosts: [], version: '' };
+}
+
+/** Parses and validates every known key; any error rejects the whole update, as the original does. */
+export function parseConfig(data: Readonly<Record<string, string>>, version = ''): ConfigResult {
+  const config = defaultConfig();
+  config.version = version;
+  const errors: ConfigError[] = [];
+  const collect = (key: string, reasons: string[]) => reasons.forEach((reason) => errors.push({ key, reason }));
+
+  if (data.stubDomains !== undefined) {
+    const r = parseStubDomains(data.stubDomains);
+    if (r.ok) config.stubDomains = r.value;
+    else collect('stubDomains', r.errors);
+  }
+  if (data.upstreamNameservers !== undefined) {
+    const r = parseUpstreamNameservers(data.upstreamNameservers);
+    if (r.ok) config.upstreamNameservers = r.value;
+    else collect('upstreamNameservers', r.errors);
+  }
+  if (data.federations !== undefined) {
+    const r = parseFederations(data.federations);
+    if (r.ok) config.federations = r.value;
+    else collect('federations', r.errors);
+  }
+  if (data.hosts !== undefined) {
+    const r = parseHosts(data.hosts);
+    if (r.ok) config.hosts = r.value;
+    else collect('hosts', r.errors);
+  }
+  return errors.length ? { ok: false, errors } : { ok: true, config };
+}
+
+type Multi<T> = { ok: true; value: T } | { ok: false; errors: string[] };
+
+function parseJson(text: string): { ok: true; value: unknown } | { ok: false; errors: string[] } {
+  if (text.trim() === '') return { ok: true, value: undefined };
+  try {
+    return { ok: true, value: JSON.parse(text) };
+  } catch (e) {
+    return { ok: false, errors: [`invalid JSON: ${(e as Error).message}`] };
+  }
+}
+
+/**
+ * A stub domain server: an IP, `IP:port`, `[IPv6]:port`, or a host name (resolved by whoever
+ * uses it). The original accepts a name only without a port; we also take `name:port`.
+ */
+export function parseStubServer(raw: string): { ok: true; value: Nameserver } | { ok: false; error: string } {
+  const s = raw.trim();
+  const ip = parseIpNameserver(s);
+  if (ip.ok) return ip;
+  const hp = splitHostPort(s);
+  const host = hp ? hp.host : s;
+  let port = 53;
+  if (hp) {
+    const p = parsePort(hp.port);
+    if (!p.ok) return { ok: false, error: `${p.error} in ${JSON.stringify(raw)}` };
+    port = p.value;
+  }
+  if (isIP(host) !== 0) return { ok: true, value: { host, port, family: isIP(host) as 4 | 6, raw } };
+  const name = host.endsWith('.') ? host.slice(0, -1) : host;
+  if (!isDns1123Subdomain(name.toLowerCase())) {
+    return { ok: false, error: `${JSON.stringify(raw)} is neither an IP address nor a valid host name` };
+  }
+  return { ok: true, value: { host: name.toLowerCase(), port, family: 0, raw } };
+}
+
+export function parseStubDomains(text: string): Multi<Map<string, Nameserver[]>> {
+  const j = parseJson(text);
+  if (!j.ok) return j;
+  const out = new Map<string, Nameserver[]>();
+  if (j.value === undefined) return { ok: true, value: out };
+  if (typeof j.value !== 'object' || j.value === null || Array.isArray(j.value)) {
+    return { ok: false, errors: ['must be a JSON object of domain → list of servers'] };
+  }
+  const errors: string[] = [];
+  for (const [domainRaw, servers] of Object.entries(j.value as Record<string, unknown>)) {
+    const domain = domainRaw.endsWith('.') ? domainRaw.slice(0, -1) : domainRaw;
+    if (!isDns1123Subdomain(domain.toLowerCase())) {
+      errors.push(`domain ${JSON.stringify(domainRaw)} is not a valid DNS-1123 subdomain`);
+      continue;
+    }
+    if (!Array.isArray(servers) || servers.length === 0 || !servers.every((s) => typeof s === 'string')) {
+      errors.push(`domain ${JSON.stringify(domainRaw)}: servers must be a non-empty list of strings`);
+      continue;
+    }
+    const list: Nameserver[] = [];
+    for (const s of servers as string[]) {
+      const r = parseStubServer(s);
+      if (r.ok) list.push(r.value);
+      else errors.push(`domain ${JSON.stringify(domainRaw)}: ${r.error}`);
+    }
+    out.set(domain.toLowerCase(), list);
+  }
+  return errors.length ? { ok: false, errors } : { ok: true, value: out };
+}
+
+export function parseUpstreamNameservers(text: string): Multi<Nameserver[]> {
+  const j = parseJson(text);
+  if (!j.ok) return j;
+  if (j.value === undefined) return { ok: true, value: [] };
+  if (!Array.isArray(j.value) || !j.value.every((s) => typeof s === 'string')) {
+    return { ok: false, errors: ['must be a JSON list of "IP" or "IP:port" strings'] };
+  }
+  const errors: string[] = [];
+  if (j.value.length > MAX_UPSTREAMS) {
+    errors.push(`${j.value.length} servers given, at most ${MAX_UPSTREAMS} are allowed`);
+  }
+  const out: Nameserver[] = [];
+  for (const s of j.value as string[]) {
+    const r = parseIpNameserver(s);
+    if (r.ok) out.push(r.value);
+    else errors.push(r.error);
+  }
+  return errors.length ? { ok: false, errors } : { ok: true, value: out };
+}
+
+/** `name=domain[,name2=domain2]`, the original's flag format (not JSON). */
+export function parseFederations(text: string): Multi<Map<string, string>> {
+  const out = new Map<string, string>();
+  const errors: string[] = [];
+  const trimmed = text.trim();
+  if (trimmed === '') return { ok: true, value: out };
+  for (const item of trimmed.split(',')) {
+    const kv = item.trim();
+    const eq = kv.indexOf('=');
+    if (eq < 0) {
+      errors.push(`${JSON.stringify(kv)} is not name=domain`);
+      continue;
+    }
+    const name = kv.slice(0, eq).trim();
+    const domain = kv.slice(eq + 1).trim();
+    if (!isDns1123Label(name)) errors.push(`federation name ${JSON.stringify(name)} is not a valid DNS-1123 label`);
+    else if (!isDns1123Subdomain(domain)) errors.push(`federation domain ${JSON.stringify(domain)} is not a valid DNS-1123 subdomain`);
+    else out.set(name, domain);
+  }
+  return errors.length ? { ok: false, errors } : { ok: true, value: out };
+}
+
+/** hosts-file lines: `IP name [name...]`, `#` starts a comment. */
+export function parseHosts(text: string): Multi<HostsEntry[]> {
+  const out: HostsEntry[] = [];
+  const errors: string[] = [];
+  text.split(/\r?\n/).forEach((rawLine, i) => {
+    const line = rawLine.replace(/#.*/, '').trim();
+    if (line === '') return;
+    const [ip, ...names] = line.split(/\s+/);
+    if (!ip || isIP(ip) === 0) {
+      errors.push(`line ${i + 1}: ${JSON.stringify(ip ?? '')} is not an IP address`);
+      return;
+    }
+    if (names.length === 0) {
+      errors.push(`line ${i + 1}: no host name after ${ip}`);
+      return;
+    }
+    const bad = names.filter((n) => !isHostName(n));
+    if (bad.length) {
+      errors.push(`line ${i + 1}: ${bad.map((b) => JSON.stringify(b)).join(', ')} not a valid host name`);
+      return;
+    }
+    out.push({ ip, names, line: i + 1 });
+  });
+  return errors.length ? { ok: false, errors } : { ok: true, value: out };
+}
+
+/** One line per error, naming the key: what operators read in the log. */
+export function describeErrors(errors: ConfigError[]): string {
+  return errors.map((e) => `${e.key}: ${e.reason}`).join('; ');
+}

@@ -1,0 +1,175 @@
+// Reads the kube-dns ConfigMap mounted as a directory and follows its changes.
+//
+// A kubelet updates a ConfigMap volume by writing a new hidden timestamped directory and
+// swapping the `..data` symlink; the visible keys are symlinks through `..data`. We watch the
+// whole directory (hidden entries included) with chokidar so the swap is seen at once, and poll
+// every `periodMs` as a safety net for file systems where events are lost.
+import { createHash } from 'node:crypto';
+import { EventEmitter } from 'node:events';
+import { readdir, readFile, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { watch, type FSWatcher } from 'chokidar';
+import { type ConfigError, type KubeDnsConfig, defaultConfig, describeErrors, parseConfig } from './configmap.js';
+import type { Logger } from './log.js';
+
+export interface DirSnapshot {
+  /** File name → content, for visible regular files (symlinks followed). */
+  data: Record<string, string>;
+  /** hex sha256 over `name \0 content \0` in name order; "" when there are no files. */
+  version: string;
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** One read of the directory, the original's rules: hidden names and sub-directories skipped. */
+export async function readConfigDir(dir: string): Promise<DirSnapshot> {
+  const st = await stat(dir);
+  if (!st.isDirectory()) throw new Error(`${dir} is not a directory`);
+  const names = (await readdir(dir)).filter((n) => !n.startsWith('.')).sort();
+  const data: Record<string, string> = {};
+  const hash = createHash('sha256');
+  for (const name of names) {
+    const path = join(dir, name);
+    let s;
+    try {
+      s = await stat(path);
+    } catch {
+      continue; // a dangling symlink in the middle of a kubelet swap
+    }
+    if (!s.isFile()) continue;
+    const bytes = await readFile(path);
+    let text: string;
+    try {
+      text = utf8.decode(bytes);
+    } catch {
+      throw new Error(`${path} is not valid UTF-8`);
+    }
+    data[name] = text;
+    hash.update(name).update('\0').update(text).update('\0');
+  }
+  return { data, version: names.length && Object.keys(data).length ? hash.digest('hex') : '' };
+}
+
+export interface ConfigSourceEvents {
+  /** A new valid config (also the first one, defaults included). */
+  config: [KubeDnsConfig];
+  /** A changed but invalid config: the last good one stays in force. */
+  rejected: [{ version: string; errors: ConfigError[] }];
+  /** The directory could not be read. */
+  error: [Error];
+}
+
+export interface ConfigDirSourceOptions {
+  dir: string;
+  /** Safety-net poll period (the original's --config-period / -syncInterval). */
+  periodMs: number;
+  log: Logger;
+  /** Debounce for file events: a kubelet swap is several events. */
+  debounceMs?: number;
+  /** Use file events as well as polling (default true). */
+  watchEvents?: boolean;
+}
+
+/**
+ * Emits `config` once at start (the directory's config, or the defaults when it is missing or
+ * invalid) and then for every valid change; `rejected` for an invalid change.
+ */
+export class ConfigDirSource extends EventEmitter<ConfigSourceEvents> {
+  private current: KubeDnsConfig = defaultConfig();
+  private lastSeenVersion: string | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private debounce: NodeJS.Timeout | undefined;
+  private watcher: FSWatcher | undefined;
+  private loading: Promise<void> = Promise.resolve();
+  private stopped = false;
+  reloads = 0;
+  rejects = 0;
+
+  constructor(private readonly opts: ConfigDirSourceOptions) {
+    super();
+  }
+
+  /** The config in force. */
+  get config(): KubeDnsConfig {
+    return this.current;
+  }
+
+  /** Loads once (emitting `config`), then follows changes. Resolves after the first load. */
+  async start(): Promise<KubeDnsConfig> {
+    await this.load(true);
+    if (this.stopped) return this.current;
+    this.timer = setInterval(() => this.schedule(0), this.opts.periodMs);
+    this.timer.unref();
+    if (this.opts.watchEvents !== false) {
+      this.watcher = watch(this.opts.dir, { ignoreInitial: true, depth: 1, followSymlinks: false });
+      this.watcher.on('all', () => this.schedule(this.opts.debounceMs ?? 100));
+      this.watcher.on('error', (e) => this.opts.log.warn({ err: e }, 'config directory watch error; polling continues'));
+    }
+    return this.current;
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearInterval(this.timer);
+    if (this.debounce) clearTimeout(this.debounce);
+    await this.watcher?.close();
+    await this.loading;
+  }
+
+  /** Re-reads now (tests, SIGHUP). */
+  reload(): Promise<void> {
+    this.loading = this.loading.then(() => this.load(false));
+    return this.loading;
+  }
+
+  private schedule(delay: number): void {
+    if (this.stopped) return;
+    if (this.debounce) clearTimeout(this.debounce);
+    this.debounce = setTimeout(() => void this.reload(), delay);
+    this.debounce.unref();
+  }
+
+  private async load(initial: boolean): Promise<void> {
+    const { dir, log } = this.opts;
+    let snap: DirSnapshot;
+    try {
+      snap = await readConfigDir(dir);
+    } catch (e) {
+      const err = e as NodeJS.ErrnoException;
+      if (initial) {
+        const missing = err.code === 'ENOENT';
+        log[missing ? 'info' : 'error'](
+          { dir, err: err.message },
+          missing ? 'config directory does not exist, starting with default values' : 'cannot read config directory, starting with default values',
+        );
+        this.lastSeenVersion = '';
+        this.emit('config', this.current);
+      } else if (err.code !== 'ENOENT' || this.lastSeenVersion !== '') {
+        log.error({ dir, err: err.message }, 'cannot read config directory, keeping the last good config');
+        this.emit('error', err);
+      }
+      return;
+    }
+    if (snap.version === this.lastSeenVersion) return;
+    this.lastSeenVersion = snap.version;
+    const result = parseConfig(snap.data, snap.version);
+    if (!result.ok) {
+      this.rejects++;
+      log.error(
+        { dir, version: snap.version, errors: result.errors },
+        `Invalid configuration, ignoring update and keeping the last good config: ${describeErrors(result.errors)}`,
+      );
+      this.emit('rejected', { version: snap.version, errors: result.errors });
+      if (initial) this.emit('config', this.current);
+      return;
+    }
+    this.current = result.config;
+    if (!initial) this.reloads++;
+    for (const k of Object.keys(snap.data)) {
+      if (!['stubDomains', 'upstreamNameservers', 'federations', 'hosts'].includes(k)) log.warn({ key: k }, 'unknown ConfigMap key ignored');
+    }
+    if (result.config.federations.size > 0) log.warn('the federations key is obsolete: it is accepted but has no effect');
+    log.info({ version: snap.version, keys: Object.keys(snap.data) }, initial ? 'config loaded' : 'config updated');
+    this.emit('config', this.current);
+  }
+}

@@ -1,0 +1,166 @@
+// Command-line flags that accept both spellings operators have in their manifests: Go's
+// `-flag=value` / `-flag value` (the nanny) and pflag's `--flag=value` (kube-dns, sidecar),
+// with `_` and `-` interchangeable (pflag's WordSepNormalizeFunc) and Go booleans.
+
+export type FlagType = 'string' | 'bool' | 'int' | 'duration' | 'strings' | 'optional';
+
+export interface FlagSpec {
+  type: FlagType;
+  help: string;
+  /** Default value: string for string/optional, boolean, number (ms for durations), string[]. */
+  default?: string | boolean | number | string[];
+  /** Not listed in --help (deprecated or compatibility-only flags). */
+  hidden?: boolean;
+  /** Returns an error message for a bad value. */
+  validate?: (value: never) => string | undefined;
+}
+
+export type FlagSpecs = Record<string, FlagSpec>;
+
+export type FlagValue = string | boolean | number | string[];
+
+export interface ParsedFlags {
+  values: Record<string, FlagValue>;
+  /** Names the user set explicitly. */
+  set: Set<string>;
+  /** Everything after the first literal `--`. */
+  passthrough: string[];
+  positional: string[];
+  help: boolean;
+}
+
+export class FlagError extends Error {
+  override name = 'FlagError';
+}
+
+/** klog's flags: accepted everywhere (manifests pass -logtostderr, --alsologtostderr...), ignored. */
+export const KLOG_COMPAT_FLAGS: FlagSpecs = Object.fromEntries(
+  [
+    ['logtostderr', 'bool'],
+    ['alsologtostderr', 'bool'],
+    ['log-dir', 'string'],
+    ['log-file', 'string'],
+    ['log-file-max-size', 'int'],
+    ['skip-headers', 'bool'],
+    ['skip-log-headers', 'bool'],
+    ['one-output', 'bool'],
+    ['stderrthreshold', 'string'],
+    ['add-dir-header', 'bool'],
+    ['log-backtrace-at', 'string'],
+    ['vmodule', 'string'],
+    ['log-flush-frequency', 'duration'],
+  ].map(([name, type]) => [name, { type: type as FlagType, help: 'accepted for compatibility with klog; ignored', hidden: true }]),
+);
+
+const normalize = (name: string) => name.replace(/_/g, '-');
+
+const GO_TRUE = new Set(['1', 't', 'T', 'TRUE', 'true', 'True']);
+const GO_FALSE = new Set(['0', 'f', 'F', 'FALSE', 'false', 'False']);
+
+const UNIT_MS: Record<string, number> = { ns: 1e-6, us: 1e-3, µs: 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+
+/** Go's time.ParseDuration, in milliseconds. */
+export function parseDuration(text: string): number {
+  if (text === '0') return 0;
+  const re = /([0-9]*\.?[0-9]+)(ns|us|µs|ms|s|m|h)/y;
+  let total = 0;
+  let pos = 0;
+  if (!/^([0-9]*\.?[0-9]+(ns|us|µs|ms|s|m|h))+$/.test(text)) {
+    throw new FlagError(`invalid duration ${JSON.stringify(text)} (use a unit: 500ms, 10s, 1m)`);
+  }
+  while (pos < text.length) {
+    re.lastIndex = pos;
+    const m = re.exec(text)!;
+    total += Number(m[1]) * UNIT_MS[m[2]!]!;
+    pos = re.lastIndex;
+  }
+  return total;
+}
+
+export function parseFlags(argv: readonly string[], specs: FlagSpecs): ParsedFlags {
+  const byName = new Map<string, [string, FlagSpec]>();
+  for (const [name, spec] of Object.entries(specs)) byName.set(normalize(name), [name, spec]);
+  const values: Record<string, FlagValue> = {};
+  for (const [name, spec] of Object.entries(specs)) {
+    if (spec.default !== undefined) values[name] = Array.isArray(spec.default) ? [...spec.default] : spec.default;
+    else if (spec.type === 'strings') values[name] = [];
+    else if (spec.type === 'bool') values[name] = false;
+  }
+  const out: ParsedFlags = { values, set: new Set(), passthrough: [], positional: [], help: false };
+
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === '--') {
+      out.passthrough = argv.slice(i + 1);
+      break;
+    }
+    if (!arg.startsWith('-') || arg === '-') {
+      out.positional.push(arg);
+      continue;
+    }
+    const body = arg.replace(/^--?/, '');
+    const eq = body.indexOf('=');
+    const rawName = eq < 0 ? body : body.slice(0, eq);
+    let value: string | undefined = eq < 0 ? undefined : body.slice(eq + 1);
+    if (['h', 'help'].includes(rawName) && !byName.has(rawName)) {
+      out.help = true;
+      continue;
+    }
+    const found = byName.get(normalize(rawName));
+    if (!found) throw new FlagError(`unknown flag: ${arg.split('=')[0]}`);
+    const [name, spec] = found;
+    if (spec.type === 'bool') {
+      if (value === undefined) value = 'true';
+      if (GO_TRUE.has(value)) values[name] = true;
+      else if (GO_FALSE.has(value)) values[name] = false;
+      else throw new FlagError(`invalid boolean value ${JSON.stringify(value)} for -${rawName}`);
+    } else if (spec.type === 'optional') {
+      values[name] = value ?? 'true';
+    } else {
+      if (value === undefined) {
+        if (i + 1 >= argv.length) throw new FlagError(`flag needs an argument: ${arg}`);
+        value = argv[++i]!;
+      }
+      values[name] = convert(name, spec, value, values[name]);
+    }
+    if (spec.validate) {
+      const problem = spec.validate(values[name] as never);
+      if (problem) throw new FlagError(`invalid value ${JSON.stringify(value)} for --${name}: ${problem}`);
+    }
+    out.set.add(name);
+  }
+  return out;
+}
+
+function convert(name: string, spec: FlagSpec, value: string, previous: FlagValue | undefined): FlagValue {
+  switch (spec.type) {
+    case 'string':
+      return value;
+    case 'strings':
+      return [...((previous as string[] | undefined) ?? []), value];
+    case 'int': {
+      if (!/^-?[0-9]+$/.test(value)) throw new FlagError(`invalid value ${JSON.stringify(value)} for --${name}: not an integer`);
+      return Number(value);
+    }
+    case 'duration':
+      try {
+        return parseDuration(value);
+      } catch (e) {
+        throw new FlagError(`invalid value for --${name}: ${(e as Error).message}`);
+      }
+    default:
+      return value;
+  }
+}
+
+/** The --help text. */
+export function usage(program: string, summary: string, specs: FlagSpecs): string {
+  const lines = [`Usage of ${program}:`, summary, ''];
+  for (const [name, spec] of Object.entries(specs).sort(([a], [b]) => a.localeCompare(b))) {
+    if (spec.hidden) continue;
+    const def = spec.default === undefined || spec.default === '' ? '' : ` (default ${JSON.stringify(spec.default)})`;
+    const kind = spec.type === 'bool' ? '' : ` ${spec.type}`;
+    lines.push(`  --${name}${kind}`, `        ${spec.help}${def}`);
+  }
+  return lines.join('\n') + '\n';
+}

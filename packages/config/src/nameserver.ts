@@ -1,0 +1,77 @@
+import { isIP } from 'node:net';
+
+/** A DNS server address as written in the ConfigMap or on a command line. */
+export interface Nameserver {
+  /** An IP literal (no brackets) or, for stub domains, a host name. */
+  host: string;
+  port: number;
+  /** 4 or 6 when host is an IP literal, 0 for a name. */
+  family: 0 | 4 | 6;
+  /** The text the operator wrote. */
+  raw: string;
+}
+
+export type Parsed<T> = { ok: true; value: T } | { ok: false; error: string };
+
+/**
+ * Go's net.SplitHostPort: "host:port", "[host]:port". Returns undefined when the string has no
+ * port part (which Go reports as an error and callers treat as "the whole string is the host").
+ */
+export function splitHostPort(s: string): { host: string; port: string } | undefined {
+  if (s.startsWith('[')) {
+    const end = s.indexOf(']');
+    if (end < 0) return undefined;
+    const rest = s.slice(end + 1);
+    if (!rest.startsWith(':')) return undefined;
+    return { host: s.slice(1, end), port: rest.slice(1) };
+  }
+  const i = s.lastIndexOf(':');
+  if (i < 0) return undefined;
+  const host = s.slice(0, i);
+  if (host.includes(':')) return undefined; // "too many colons": a bare IPv6 address
+  return { host, port: s.slice(i + 1) };
+}
+
+/** A port number 1..65535 written in decimal, or an error message. */
+export function parsePort(p: string): Parsed<number> {
+  if (!/^[0-9]+$/.test(p)) return { ok: false, error: `port ${JSON.stringify(p)} is not a number` };
+  const n = Number(p);
+  if (n < 1 || n > 65535) return { ok: false, error: `port ${p} is out of range 1-65535` };
+  return { ok: true, value: n };
+}
+
+/**
+ * `IP`, `IP:port`, `[IPv6]:port` or `[IPv6]`: the upstream nameserver forms (the original's
+ * ValidateNameserverIpAndPort, plus a bracketed IPv6 without a port).
+ */
+export function parseIpNameserver(raw: string, defaultPort = 53): Parsed<Nameserver> {
+  const s = raw.trim();
+  if (s === '') return { ok: false, error: 'empty nameserver' };
+  const bare = s.startsWith('[') && s.endsWith(']') ? s.slice(1, -1) : s;
+  const fam = isIP(bare);
+  if (fam !== 0) return { ok: true, value: { host: bare, port: defaultPort, family: fam as 4 | 6, raw } };
+  const hp = splitHostPort(s);
+  if (!hp) return { ok: false, error: `${JSON.stringify(raw)} is not an IP address or IP:port` };
+  const hf = isIP(hp.host);
+  if (hf === 0) return { ok: false, error: `${JSON.stringify(hp.host)} in ${JSON.stringify(raw)} is not an IP address` };
+  const port = parsePort(hp.port);
+  if (!port.ok) return { ok: false, error: `${port.error} in ${JSON.stringify(raw)}` };
+  return { ok: true, value: { host: hp.host, port: port.value, family: hf as 4 | 6, raw } };
+}
+
+/** Host and port for a listener or a probe target; a missing port takes the default. */
+export function parseHostPort(raw: string, defaultPort: number): Parsed<{ host: string; port: number }> {
+  const s = raw.trim();
+  const bare = s.startsWith('[') && s.endsWith(']') ? s.slice(1, -1) : s;
+  if (isIP(bare) !== 0 || (!s.includes(':') && s !== '')) return { ok: true, value: { host: bare, port: defaultPort } };
+  const hp = splitHostPort(s);
+  if (!hp || hp.host === '') return { ok: false, error: `${JSON.stringify(raw)} is not host:port` };
+  const port = parsePort(hp.port);
+  if (!port.ok) return { ok: false, error: `${port.error} in ${JSON.stringify(raw)}` };
+  return { ok: true, value: { host: hp.host, port: port.value } };
+}
+
+/** "1.2.3.4:53", "[fd00::1]:53": the form Node and most tools print. */
+export function formatHostPort(host: string, port: number): string {
+  return isIP(host) === 6 ? `[${host}]:${port}` : `${host}:${port}`;
+}

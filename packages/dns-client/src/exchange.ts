@@ -1,0 +1,90 @@
+// Sends one DNS message and returns the reply bytes, over UDP or TCP, with a timeout.
+// One socket per exchange: a random source port per query (spoofing resistance) and no
+// shared state to clean up when a server misbehaves.
+import { createSocket } from 'node:dgram';
+import { connect } from 'node:net';
+import { isIP } from 'node:net';
+
+export type Transport = 'udp' | 'tcp';
+
+export interface Server {
+  host: string;
+  port: number;
+}
+
+export class DnsTimeoutError extends Error {
+  override name = 'DnsTimeoutError';
+  constructor(server: Server, transport: Transport, ms: number) {
+    super(`no reply from ${fmt(server)} over ${transport} within ${ms} ms`);
+  }
+}
+
+const fmt = (s: Server) => (isIP(s.host) === 6 ? `[${s.host}]:${s.port}` : `${s.host}:${s.port}`);
+
+/**
+ * Sends `message` (a complete DNS message) and resolves with the first reply whose ID matches.
+ * UDP replies from another address or with another ID are ignored, as a resolver must.
+ */
+export function exchange(server: Server, message: Buffer, transport: Transport, timeoutMs: number): Promise<Buffer> {
+  return transport === 'udp' ? exchangeUdp(server, message, timeoutMs) : exchangeTcp(server, message, timeoutMs);
+}
+
+function exchangeUdp(server: Server, message: Buffer, timeoutMs: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const family = isIP(server.host) === 6 ? 'udp6' : 'udp4';
+    const sock = createSocket(family);
+    const id = message.readUInt16BE(0);
+    let done = false;
+    const finish = (err: Error | null, reply?: Buffer) => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      sock.close();
+      if (err) reject(err);
+      else resolve(reply!);
+    };
+    const timer = setTimeout(() => finish(new DnsTimeoutError(server, 'udp', timeoutMs)), timeoutMs);
+    sock.on('error', (e) => finish(e));
+    sock.on('message', (msg, rinfo) => {
+      if (msg.length < 12 || msg.readUInt16BE(0) !== id || rinfo.port !== server.port) return;
+      finish(null, msg);
+    });
+    sock.connect(server.port, server.host, () => {
+      sock.send(message, (err) => err && finish(err));
+    });
+  });
+}
+
+function exchangeTcp(server: Server, message: Buffer, timeoutMs: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const sock = connect({ host: server.host, port: server.port });
+    let buf = Buffer.alloc(0);
+    let done = false;
+    const finish = (err: Error | null, reply?: Buffer) => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      sock.destroy();
+      if (err) reject(err);
+      else resolve(reply!);
+    };
+    const timer = setTimeout(() => finish(new DnsTimeoutError(server, 'tcp', timeoutMs)), timeoutMs);
+    sock.on('error', (e) => finish(e));
+    sock.on('connect', () => {
+      const len = Buffer.alloc(2);
+      len.writeUInt16BE(message.length);
+      sock.write(Buffer.concat([len, message]));
+    });
+    sock.on('data', (chunk) => {
+      buf = Buffer.concat([buf, chunk]);
+      while (buf.length >= 2) {
+        const n = buf.readUInt16BE(0);
+        if (buf.length < 2 + n) return;
+        const reply = buf.subarray(2, 2 + n);
+        buf = buf.subarray(2 + n);
+        if (reply.length >= 2 && reply.readUInt16BE(0) === message.readUInt16BE(0)) return finish(null, Buffer.from(reply));
+      }
+    });
+    sock.on('end', () => finish(new Error(`${fmt(server)} closed the TCP connection without a reply`)));
+  });
+}

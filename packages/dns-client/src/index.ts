@@ -1,0 +1,3 @@
+export * from './exchange.js';
+export * from './query.js';
+export * from './format.js';

@@ -1,0 +1,60 @@
+// A small stub resolver: build a question, exchange it, decode the reply.
+import { randomInt } from 'node:crypto';
+import * as dnsPacket from 'dns-packet';
+import { type Server, type Transport, exchange } from './exchange.js';
+
+export interface QueryOptions {
+  name: string;
+  type: dnsPacket.RecordType;
+  class?: dnsPacket.RecordClass;
+  transport?: Transport;
+  timeoutMs?: number;
+  /** Recursion desired (default true). */
+  rd?: boolean;
+  /** Add an OPT record advertising this UDP payload size. */
+  ednsUdpSize?: number;
+  /** With ednsUdpSize: set the DNSSEC OK bit. */
+  dnssecOk?: boolean;
+  /** Query ID (default random). */
+  id?: number;
+  /** On a truncated UDP reply, ask again over TCP (what stub resolvers do). Default false. */
+  retryTcpOnTruncation?: boolean;
+}
+
+export interface QueryResult {
+  packet: dnsPacket.DecodedPacket;
+  bytes: Buffer;
+  transport: Transport;
+  rttMs: number;
+}
+
+export function buildQuery(opts: QueryOptions): Buffer {
+  const packet: dnsPacket.Packet = {
+    type: 'query',
+    id: opts.id ?? randomInt(0, 65536),
+    flags: opts.rd === false ? 0 : dnsPacket.RECURSION_DESIRED,
+    questions: [{ name: opts.name, type: opts.type, class: opts.class ?? 'IN' }],
+  };
+  if (opts.ednsUdpSize !== undefined) {
+    packet.additionals = [
+      { type: 'OPT', name: '.', udpPayloadSize: opts.ednsUdpSize, flags: opts.dnssecOk ? dnsPacket.DNSSEC_OK : 0 } as dnsPacket.Answer,
+    ];
+  }
+  return dnsPacket.encode(packet);
+}
+
+export async function query(server: Server, opts: QueryOptions): Promise<QueryResult> {
+  const transport = opts.transport ?? 'udp';
+  const started = performance.now();
+  const bytes = await exchange(server, buildQuery(opts), transport, opts.timeoutMs ?? 2000);
+  const packet = dnsPacket.decode(bytes);
+  if (transport === 'udp' && opts.retryTcpOnTruncation && (packet.flags ?? 0) & dnsPacket.TRUNCATED_RESPONSE) {
+    return query(server, { ...opts, transport: 'tcp' });
+  }
+  return { packet, bytes, transport, rttMs: performance.now() - started };
+}
+
+/** The rcode name of a decoded reply ('NOERROR', 'NXDOMAIN', ...). */
+export function rcodeOf(packet: dnsPacket.DecodedPacket): string {
+  return (packet as { rcode?: string }).rcode ?? 'NOERROR';
+}

@@ -1,0 +1,39 @@
+import type { Answer } from 'dns-packet';
+
+export type Rcode = 'NOERROR' | 'FORMERR' | 'SERVFAIL' | 'NXDOMAIN' | 'NOTIMP' | 'REFUSED';
+
+export interface ResolveOptions {
+  /** Cluster zone, lower-case, no trailing dot: 'cluster.local'. */
+  zone: string;
+  /** TTL of records (the --ttl flag, default 30). Also the SOA minimum (negative caching). */
+  ttl: number;
+  pods: import('../records/types.js').PodMode;
+  /** SOA serial. */
+  serial: number;
+}
+
+/**
+ * The outcome of resolving one question against the zone. Pure data: the server turns it into
+ * bytes (adding ID, question, flags, EDNS, truncation).
+ */
+export interface Resolution {
+  /**
+   * 'answer': reply with rcode/aa/sections below.
+   * 'forward': not ours (outside the zone, or a reverse name we do not know): send upstream.
+   */
+  action: 'answer' | 'forward';
+  rcode: Rcode;
+  aa: boolean;
+  answers: Answer[];
+  authorities: Answer[];
+  additionals: Answer[];
+  /**
+   * An ExternalName CNAME whose target lies outside the zone: the server looks `chase` up
+   * upstream (same qtype) and appends the answers after the CNAME. Unset otherwise.
+   */
+  chase?: string;
+  /** True for names in the cluster zone or a reverse zone: before the first sync these get SERVFAIL. */
+  cluster: boolean;
+  /** See ZoneReader: what this answer depends on, for the response cache. */
+  dep: string;
+}

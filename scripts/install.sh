@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Installs what the project needs on a fresh machine: Debian packages (when missing, as root)
+# and the npm packages, then builds. Usage: scripts/install.sh [--with-bench]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export npm_config_loglevel=${npm_config_loglevel:-error} npm_config_fund=false npm_config_audit=false
+
+need=()
+command -v dnsmasq >/dev/null 2>&1 || [ -x /usr/sbin/dnsmasq ] || need+=(dnsmasq-base)
+if [ "${1:-}" = "--with-bench" ]; then command -v dnsperf >/dev/null 2>&1 || need+=(dnsperf); fi
+if [ ${#need[@]} -gt 0 ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "installing Debian packages: ${need[*]}" >&2
+    apt-get update -qq >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+  else
+    echo "missing Debian packages: ${need[*]}" >&2
+    echo "install them with: sudo apt-get install ${need[*]}   (or run this script as root)" >&2
+    exit 1
+  fi
+fi
+
+node -e 'const [a,b]=process.versions.node.split(".").map(Number); if (a<20||(a===20&&b<19)) { console.error("Node >= 20.19 is required, this is "+process.version); process.exit(1) }'
+if [ -f package-lock.json ]; then npm ci --no-audit --no-fund >/dev/null; else npm install --no-audit --no-fund >/dev/null; fi
+npm run build --silent
