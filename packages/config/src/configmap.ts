@@ -70,7 +70,8 @@ type Multi<T> = { ok: true; value: T } | { ok: false; errors: string[] };
 function parseJson(text: string): { ok: true; value: unknown } | { ok: false; errors: string[] } {
   if (text.trim() === '') return { ok: true, value: undefined };
   try {
-    return { ok: true, value: JSON.parse(text) };
+    // Go's json.Unmarshal of `null` into a map or slice leaves it empty, without an error.
+    return { ok: true, value: JSON.parse(text) ?? undefined };
   } catch (e) {
     return { ok: false, errors: [`invalid JSON: ${(e as Error).message}`] };
   }
@@ -115,8 +116,10 @@ export function parseStubDomains(text: string): Multi<Map<string, Nameserver[]>>
       errors.push(`domain ${JSON.stringify(domainRaw)} is not a valid DNS-1123 subdomain`);
       continue;
     }
-    if (!Array.isArray(servers) || servers.length === 0 || !servers.every((s) => typeof s === 'string')) {
-      errors.push(`domain ${JSON.stringify(domainRaw)}: servers must be a non-empty list of strings`);
+    // The original accepts an empty (or null) list and then configures nothing for the domain; so do we.
+    if (servers === null || (Array.isArray(servers) && servers.length === 0)) continue;
+    if (!Array.isArray(servers) || !servers.every((s) => typeof s === 'string')) {
+      errors.push(`domain ${JSON.stringify(domainRaw)}: servers must be a list of strings`);
       continue;
     }
     const list: Nameserver[] = [];

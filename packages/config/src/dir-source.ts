@@ -55,7 +55,7 @@ export interface ConfigSourceEvents {
   config: [KubeDnsConfig];
   /** A changed but invalid config: the last good one stays in force. */
   rejected: [{ version: string; errors: ConfigError[] }];
-  /** The directory could not be read. */
+  /** The directory could not be read after start (only emitted when someone listens). */
   error: [Error];
 }
 
@@ -82,6 +82,7 @@ export class ConfigDirSource extends EventEmitter<ConfigSourceEvents> {
   private watcher: FSWatcher | undefined;
   private loading: Promise<void> = Promise.resolve();
   private stopped = false;
+  private unblockStart: (() => void) | undefined;
   reloads = 0;
   rejects = 0;
 
@@ -104,6 +105,18 @@ export class ConfigDirSource extends EventEmitter<ConfigSourceEvents> {
       this.watcher = watch(this.opts.dir, { ignoreInitial: true, depth: 1, followSymlinks: false });
       this.watcher.on('all', () => this.schedule(this.opts.debounceMs ?? 100));
       this.watcher.on('error', (e) => this.opts.log.warn({ err: e }, 'config directory watch error; polling continues'));
+      // Until its first scan is done chokidar does not know the files, so it would not report
+      // their removal; and anything changed between the first load and now must not wait a poll.
+      // Bounded: a watcher that never gets ready (or a stop() meanwhile) must not block startup.
+      await new Promise<void>((resolve) => {
+        const giveUp = setTimeout(resolve, 5000);
+        giveUp.unref();
+        this.unblockStart = resolve;
+        this.watcher!.once('ready', () => (clearTimeout(giveUp), resolve()));
+      });
+      this.unblockStart = undefined;
+      if (this.stopped) return this.current;
+      this.schedule(0);
     }
     return this.current;
   }
@@ -112,13 +125,17 @@ export class ConfigDirSource extends EventEmitter<ConfigSourceEvents> {
     this.stopped = true;
     if (this.timer) clearInterval(this.timer);
     if (this.debounce) clearTimeout(this.debounce);
+    this.unblockStart?.();
     await this.watcher?.close();
     await this.loading;
   }
 
-  /** Re-reads now (tests, SIGHUP). */
+  /** Re-reads now (tests, SIGHUP). Never rejects: a failed read is logged and reported as `error`. */
   reload(): Promise<void> {
-    this.loading = this.loading.then(() => this.load(false));
+    // A rejected link would make every later reload skip its load: the source would go deaf.
+    this.loading = this.loading.then(() => this.load(false)).catch((e: unknown) => {
+      this.opts.log.error({ dir: this.opts.dir, err: (e as Error).message }, 'config reload failed, keeping the last good config');
+    });
     return this.loading;
   }
 
@@ -130,6 +147,7 @@ export class ConfigDirSource extends EventEmitter<ConfigSourceEvents> {
   }
 
   private async load(initial: boolean): Promise<void> {
+    if (this.stopped && !initial) return;
     const { dir, log } = this.opts;
     let snap: DirSnapshot;
     try {
@@ -146,7 +164,8 @@ export class ConfigDirSource extends EventEmitter<ConfigSourceEvents> {
         this.emit('config', this.current);
       } else if (err.code !== 'ENOENT' || this.lastSeenVersion !== '') {
         log.error({ dir, err: err.message }, 'cannot read config directory, keeping the last good config');
-        this.emit('error', err);
+        // An 'error' event nobody listens to throws: a bad file in the ConfigMap must not kill the process.
+        if (this.listenerCount('error') > 0) this.emit('error', err);
       }
       return;
     }

@@ -121,7 +121,8 @@ export function parseFlags(argv: readonly string[], specs: FlagSpecs): ParsedFla
         if (i + 1 >= argv.length) throw new FlagError(`flag needs an argument: ${arg}`);
         value = argv[++i]!;
       }
-      values[name] = convert(name, spec, value, values[name]);
+      // pflag: the first explicit value of a list flag replaces its default instead of adding to it.
+      values[name] = convert(name, spec, value, out.set.has(name) ? values[name] : undefined);
     }
     if (spec.validate) {
       const problem = spec.validate(values[name] as never);

@@ -14,22 +14,28 @@ export interface Nameserver {
 export type Parsed<T> = { ok: true; value: T } | { ok: false; error: string };
 
 /**
- * Go's net.SplitHostPort: "host:port", "[host]:port". Returns undefined when the string has no
- * port part (which Go reports as an error and callers treat as "the whole string is the host").
+ * Go's net.SplitHostPort: "host:port", "[host]:port". Returns undefined where Go returns an
+ * error: no port part (callers then treat the whole string as the host), too many colons (a
+ * bare IPv6 address), or a misplaced bracket.
  */
 export function splitHostPort(s: string): { host: string; port: string } | undefined {
-  if (s.startsWith('[')) {
-    const end = s.indexOf(']');
-    if (end < 0) return undefined;
-    const rest = s.slice(end + 1);
-    if (!rest.startsWith(':')) return undefined;
-    return { host: s.slice(1, end), port: rest.slice(1) };
-  }
   const i = s.lastIndexOf(':');
   if (i < 0) return undefined;
-  const host = s.slice(0, i);
-  if (host.includes(':')) return undefined; // "too many colons": a bare IPv6 address
-  return { host, port: s.slice(i + 1) };
+  let host: string;
+  if (s.startsWith('[')) {
+    const end = s.indexOf(']');
+    // "]" must be followed by the last ":" and nothing else: "[::1]", "[::1]:53:54", "[::1]x:53" fail.
+    if (end < 0 || end + 1 !== i) return undefined;
+    host = s.slice(1, end);
+    if (host.includes('[')) return undefined;
+  } else {
+    host = s.slice(0, i);
+    if (host.includes(':')) return undefined; // "too many colons": a bare IPv6 address
+    if (host.includes('[') || host.includes(']')) return undefined;
+  }
+  const port = s.slice(i + 1);
+  if (port.includes('[') || port.includes(']')) return undefined;
+  return { host, port };
 }
 
 /** A port number 1..65535 written in decimal, or an error message. */

@@ -44,7 +44,11 @@ function exchangeUdp(server: Server, message: Buffer, timeoutMs: number): Promis
       else resolve(reply!);
     };
     const timer = setTimeout(() => finish(new DnsTimeoutError(server, 'udp', timeoutMs)), timeoutMs);
-    sock.on('error', (e) => finish(e));
+    sock.on('error', (e) => {
+      // Node says "recvmsg ECONNREFUSED" without the peer; say which server refused, as TCP's message does.
+      if (!e.message.includes(fmt(server))) e.message = `${e.message} ${fmt(server)}`;
+      finish(e);
+    });
     sock.on('message', (msg, rinfo) => {
       if (msg.length < 12 || msg.readUInt16BE(0) !== id || rinfo.port !== server.port) return;
       finish(null, msg);

@@ -21,8 +21,11 @@ export interface QueryOptions {
   retryTcpOnTruncation?: boolean;
 }
 
+/** A decoded reply: dns-packet always sets `rcode` and `opcode` ('NOERROR', 'QUERY'...), its types omit them. */
+export type DecodedReply = dnsPacket.DecodedPacket & { rcode: string; opcode: string };
+
 export interface QueryResult {
-  packet: dnsPacket.DecodedPacket;
+  packet: DecodedReply;
   bytes: Buffer;
   transport: Transport;
   rttMs: number;
@@ -47,7 +50,7 @@ export async function query(server: Server, opts: QueryOptions): Promise<QueryRe
   const transport = opts.transport ?? 'udp';
   const started = performance.now();
   const bytes = await exchange(server, buildQuery(opts), transport, opts.timeoutMs ?? 2000);
-  const packet = dnsPacket.decode(bytes);
+  const packet = dnsPacket.decode(bytes) as DecodedReply;
   if (transport === 'udp' && opts.retryTcpOnTruncation && (packet.flags ?? 0) & dnsPacket.TRUNCATED_RESPONSE) {
     return query(server, { ...opts, transport: 'tcp' });
   }
