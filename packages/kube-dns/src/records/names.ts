@@ -44,3 +44,72 @@ export function compressIpv6(groups: string[]): string {
   if (best < 0) return g.join(':');
   return `${g.slice(0, best).join(':')}::${g.slice(best + bestLen).join(':')}`;
 }
+
+const V4_OCTET = /^(0|[1-9][0-9]{0,2})$/;
+const NIBBLE = /^[0-9a-f]$/;
+
+/** Strict dotted-quad check on already-split parts: 4 decimal octets, no leading zeros, ≤ 255. */
+function v4FromParts(parts: string[]): string | undefined {
+  if (parts.length !== 4) return undefined;
+  for (const p of parts) {
+    if (!V4_OCTET.test(p) || Number(p) > 255) return undefined;
+  }
+  return parts.join('.');
+}
+
+/** The reverse-zone owner of an IP: `1.0.0.10.in-addr.arpa`, or 32 nibbles + `ip6.arpa`. No trailing dot. */
+export function ipToReverseName(ip: string): string {
+  if (isIP(ip) === 4) return `${ip.split('.').reverse().join('.')}.in-addr.arpa`;
+  const hex = expandIpv6(ip).join('');
+  return `${[...hex].reverse().join('.')}.ip6.arpa`;
+}
+
+/**
+ * The IP a reverse name stands for (normalised), or undefined when the name is not exactly a full
+ * address: 4 labels under in-addr.arpa, 32 single-hex-digit labels under ip6.arpa. Case-insensitive;
+ * a trailing dot is allowed.
+ */
+export function reverseNameToIp(name: string): string | undefined {
+  const n = name.toLowerCase().replace(/\.$/, '');
+  if (n.endsWith('.in-addr.arpa')) {
+    return v4FromParts(n.slice(0, -'.in-addr.arpa'.length).split('.').reverse());
+  }
+  if (n.endsWith('.ip6.arpa')) {
+    const nibbles = n.slice(0, -'.ip6.arpa'.length).split('.');
+    if (nibbles.length !== 32 || !nibbles.every((x) => NIBBLE.test(x))) return undefined;
+    const hex = nibbles.reverse().join('');
+    const groups: string[] = [];
+    for (let i = 0; i < 32; i += 4) groups.push(hex.slice(i, i + 4));
+    return compressIpv6(groups);
+  }
+  return undefined;
+}
+
+/**
+ * The label naming a hostname-less endpoint (CoreDNS style): `10-0-0-1`; IPv6 in its compressed
+ * form with ':' → '-' (`fd00::20` → `fd00--20`). Stable for an address, and parseDashedIp inverts it.
+ */
+export function dashedLabel(ip: string): string {
+  return isIP(ip) === 6 ? normalizeIp(ip).replace(/:/g, '-') : ip.replace(/\./g, '-');
+}
+
+/**
+ * A pod-style label back to its normalised IP: `10-1-2-3` → 10.1.2.3, `fd00--1` → fd00::1
+ * (any IPv6 spelling with '-' for ':'). Undefined when the label is not an address.
+ */
+export function parseDashedIp(label: string): string | undefined {
+  const l = label.toLowerCase();
+  if (!/^[0-9a-f-]+$/.test(l)) return undefined; // also keeps out '%zone' suffixes that isIP accepts
+  const parts = l.split('-');
+  if (parts.length === 4) {
+    const v4 = v4FromParts(parts);
+    if (v4) return v4;
+  }
+  const v6 = l.replace(/-/g, ':');
+  return isIP(v6) === 6 ? normalizeIp(v6) : undefined;
+}
+
+/** 4 or 6; 0 when not an IP literal. */
+export function ipFamily(ip: string): 0 | 4 | 6 {
+  return isIP(ip) as 0 | 4 | 6;
+}

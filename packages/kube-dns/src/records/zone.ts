@@ -1,0 +1,301 @@
+// The in-memory zone: services, their EndpointSlices and (for verified pod records) pods, with the
+// indexes the resolver needs and the generations the response cache needs. Pure (no I/O, no timers).
+//
+// Memory: only the compact *Info objects are kept (given by the caller, never mutated afterwards:
+// callers must not mutate them either). Per-service derived data (FQDN, the merged headless view)
+// is built on first use and dropped on the next change of that service or its slices, so a large
+// initial list costs no per-update rebuilds and a query costs no rebuilds.
+import { dumpZone, type ZoneDump } from './dump.js';
+import { DepGenerations } from './generations.js';
+import { buildHeadlessView, type HeadlessView } from './headless.js';
+import { samePodIps, sameService, sameSlice } from './equal.js';
+import { ReverseIndex } from './reverse-index.js';
+import type { EndpointSliceInfo, PodInfo, ServiceInfo, ServiceKind, ZoneReader, ZoneWriter } from './types.js';
+
+export interface ServiceEntry {
+  readonly info: ServiceInfo;
+  /** Derived data for one zone name; rebuilt when the zone name differs (tests use several). */
+  memo?: { zone: string; fqdn: string; headless?: HeadlessView };
+}
+
+export interface ZoneStats {
+  services: number;
+  clusterIPServices: number;
+  headlessServices: number;
+  externalNameServices: number;
+  namespaces: number;
+  endpointSlices: number;
+  /** Addresses listed by all slices (ready or not, any service). */
+  endpoints: number;
+  pods: number;
+  reverseIps: number;
+  generation: number;
+  tombstones: number;
+}
+
+/** Dependency key of everything at or under a service name (ZoneReader). */
+export function serviceDep(namespace: string, name: string): string {
+  return `svc/${namespace}/${name}`;
+}
+
+export class Zone implements ZoneWriter, ZoneReader {
+  private gen = 0;
+  private readonly deps = new DepGenerations();
+  /** namespace → name → entry: the namespace level answers `<ns>.svc.<zone>` and wildcards. */
+  private readonly services = new Map<string, Map<string, ServiceEntry>>();
+  /** '<ns>/<service>' → slice name → slice; a slice may arrive before its service. */
+  private readonly slicesByService = new Map<string, Map<string, EndpointSliceInfo>>();
+  /** '<ns>/<slice>' → service name, to find a slice again on delete or relabel. */
+  private readonly sliceOwner = new Map<string, string>();
+  private readonly reverse = new ReverseIndex();
+  private readonly pods = new Map<string, string[]>();
+  /** '<ns>/<ip>' → number of pods with it (host-network pods share the node's IP). */
+  private readonly podIps = new Map<string, number>();
+  private readonly podNamespaces = new Map<string, number>();
+  private readonly kinds: Record<ServiceKind, number> = { ClusterIP: 0, Headless: 0, ExternalName: 0 };
+  private serviceCount = 0;
+  private endpointCount = 0;
+
+  get generation(): number {
+    return this.gen;
+  }
+
+  depGeneration(dep: string): number {
+    if (dep === 'static') return 0;
+    if (dep.startsWith('svc/')) return this.deps.get(dep);
+    return this.gen; // '*' and anything unknown: conservative
+  }
+
+  // ---- writer ----
+
+  setService(s: ServiceInfo): void {
+    const old = this.getService(s.namespace, s.name);
+    if (old && sameService(old.info, s)) return;
+    const key = `${s.namespace}/${s.name}`;
+    this.indexReverse(key, old?.info, -1);
+    let ns = this.services.get(s.namespace);
+    if (!ns) this.services.set(s.namespace, (ns = new Map()));
+    ns.set(s.name, { info: s });
+    if (old) this.kinds[old.info.kind]--;
+    else this.serviceCount++;
+    this.kinds[s.kind]++;
+    this.indexReverse(key, s, +1);
+    this.touch(s.namespace, s.name);
+  }
+
+  deleteService(namespace: string, name: string): void {
+    const old = this.getService(namespace, name);
+    if (!old) return;
+    this.indexReverse(`${namespace}/${name}`, old.info, -1);
+    const ns = this.services.get(namespace)!;
+    ns.delete(name);
+    if (ns.size === 0) this.services.delete(namespace);
+    this.kinds[old.info.kind]--;
+    this.serviceCount--;
+    this.touch(namespace, name);
+  }
+
+  setSlice(s: EndpointSliceInfo): void {
+    const sliceKey = `${s.namespace}/${s.name}`;
+    const ownerName = this.sliceOwner.get(sliceKey);
+    if (ownerName !== undefined) {
+      const current = this.slicesByService.get(`${s.namespace}/${ownerName}`)?.get(s.name);
+      if (current && sameSlice(current, s)) return;
+      if (ownerName !== s.serviceName) this.deleteSlice(s.namespace, s.name); // relabelled
+    }
+    const svcKey = `${s.namespace}/${s.serviceName}`;
+    let group = this.slicesByService.get(svcKey);
+    if (!group) this.slicesByService.set(svcKey, (group = new Map()));
+    const old = group.get(s.name);
+    const headless = this.getService(s.namespace, s.serviceName)?.info.kind === 'Headless';
+    if (old) {
+      this.endpointCount -= countAddresses(old);
+      if (headless) this.indexSlice(svcKey, old, -1);
+    }
+    group.set(s.name, s);
+    this.sliceOwner.set(sliceKey, s.serviceName);
+    this.endpointCount += countAddresses(s);
+    if (headless) this.indexSlice(svcKey, s, +1);
+    this.touch(s.namespace, s.serviceName);
+  }
+
+  deleteSlice(namespace: string, name: string): void {
+    const sliceKey = `${namespace}/${name}`;
+    const ownerName = this.sliceOwner.get(sliceKey);
+    if (ownerName === undefined) return;
+    const svcKey = `${namespace}/${ownerName}`;
+    const group = this.slicesByService.get(svcKey)!;
+    const old = group.get(name)!;
+    if (this.getService(namespace, ownerName)?.info.kind === 'Headless') this.indexSlice(svcKey, old, -1);
+    group.delete(name);
+    if (group.size === 0) this.slicesByService.delete(svcKey);
+    this.sliceOwner.delete(sliceKey);
+    this.endpointCount -= countAddresses(old);
+    this.touch(namespace, ownerName);
+  }
+
+  setPod(p: PodInfo): void {
+    const key = `${p.namespace}/${p.name}`;
+    const old = this.pods.get(key);
+    if (old && samePodIps(old, p.ips)) return;
+    if (old) this.indexPod(p.namespace, old, -1);
+    else bumpCount(this.podNamespaces, p.namespace, +1);
+    this.pods.set(key, p.ips);
+    this.indexPod(p.namespace, p.ips, +1);
+    this.gen++;
+  }
+
+  deletePod(namespace: string, name: string): void {
+    const key = `${namespace}/${name}`;
+    const old = this.pods.get(key);
+    if (!old) return;
+    this.indexPod(namespace, old, -1);
+    bumpCount(this.podNamespaces, namespace, -1);
+    this.pods.delete(key);
+    this.gen++;
+  }
+
+  // ---- reader (for the resolver) ----
+
+  getService(namespace: string, name: string): ServiceEntry | undefined {
+    return this.services.get(namespace)?.get(name);
+  }
+
+  hasNamespace(namespace: string): boolean {
+    return this.services.has(namespace);
+  }
+
+  namespaces(): IterableIterator<string> {
+    return this.services.keys();
+  }
+
+  servicesIn(namespace: string): IterableIterator<ServiceEntry> {
+    return (this.services.get(namespace) ?? new Map<string, ServiceEntry>()).values();
+  }
+
+  /** `<svc>.<ns>.svc.<zone>`, lower-case, no trailing dot. */
+  fqdn(e: ServiceEntry, zone: string): string {
+    return this.memo(e, zone).fqdn;
+  }
+
+  /** The merged endpoints of a headless service (empty view for other kinds). */
+  headless(e: ServiceEntry, zone: string): HeadlessView {
+    const m = this.memo(e, zone);
+    if (!m.headless) {
+      const slices = this.slicesByService.get(`${e.info.namespace}/${e.info.name}`)?.values() ?? [];
+      m.headless = buildHeadlessView(e.info, e.info.kind === 'Headless' ? slices : [], m.fqdn);
+    }
+    return m.headless;
+  }
+
+  /**
+   * PTR targets of an IP: `<svc>.<ns>.svc.<zone>` for a cluster IP, `<label>.<svc>.<ns>.svc.<zone>`
+   * for a counted headless endpoint; one per owning service.
+   */
+  ptrTargets(ip: string, zone: string): string[] {
+    const out: string[] = [];
+    for (const owner of this.reverse.owners(ip)) {
+      const slash = owner.indexOf('/');
+      const e = this.getService(owner.slice(0, slash), owner.slice(slash + 1));
+      if (!e) continue;
+      if (e.info.kind === 'ClusterIP') {
+        if (e.info.clusterIPs.includes(ip)) out.push(this.fqdn(e, zone));
+      } else if (e.info.kind === 'Headless') {
+        const ep = this.headless(e, zone).byIp.get(ip);
+        if (ep) out.push(ep.fqdn);
+      }
+    }
+    return out;
+  }
+
+  podHasIp(namespace: string, ip: string): boolean {
+    return this.podIps.has(`${namespace}/${ip}`);
+  }
+
+  hasPodsIn(namespace: string): boolean {
+    return this.podNamespaces.has(namespace);
+  }
+
+  stats(): ZoneStats {
+    return {
+      services: this.serviceCount,
+      clusterIPServices: this.kinds.ClusterIP,
+      headlessServices: this.kinds.Headless,
+      externalNameServices: this.kinds.ExternalName,
+      namespaces: this.services.size,
+      endpointSlices: this.sliceOwner.size,
+      endpoints: this.endpointCount,
+      pods: this.pods.size,
+      reverseIps: this.reverse.size,
+      generation: this.gen,
+      tombstones: this.deps.tombstoneCount,
+    };
+  }
+
+  /** Every record, JSON-friendly, for the /cache endpoint. zone: lower-case, no trailing dot. */
+  dump(zone: string): ZoneDump {
+    return dumpZone(this, zone);
+  }
+
+  /** Every pod, for the /cache dump. */
+  *allPods(): IterableIterator<{ namespace: string; name: string; ips: string[] }> {
+    for (const [key, ips] of this.pods) {
+      const slash = key.indexOf('/');
+      yield { namespace: key.slice(0, slash), name: key.slice(slash + 1), ips };
+    }
+  }
+
+  // ---- internals ----
+
+  private memo(e: ServiceEntry, zone: string): NonNullable<ServiceEntry['memo']> {
+    if (!e.memo || e.memo.zone !== zone) {
+      e.memo = { zone, fqdn: `${e.info.name}.${e.info.namespace}.svc.${zone}` };
+    }
+    return e.memo;
+  }
+
+  /** A change of a service or its slices: new generations, and derived data rebuilt on next use. */
+  private touch(namespace: string, name: string): void {
+    this.gen++;
+    const e = this.getService(namespace, name);
+    if (e) e.memo = undefined;
+    const dep = serviceDep(namespace, name);
+    if (e || this.slicesByService.has(`${namespace}/${name}`)) this.deps.bump(dep, this.gen);
+    else this.deps.bury(dep, this.gen);
+  }
+
+  /** Adds (+1) or removes (-1) the reverse candidates a service contributes in its given state. */
+  private indexReverse(key: string, info: ServiceInfo | undefined, sign: 1 | -1): void {
+    if (!info) return;
+    if (info.kind === 'ClusterIP') {
+      for (const ip of info.clusterIPs) this.reverseOp(ip, key, sign);
+    } else if (info.kind === 'Headless') {
+      for (const s of this.slicesByService.get(key)?.values() ?? []) this.indexSlice(key, s, sign);
+    }
+  }
+
+  private indexSlice(key: string, s: EndpointSliceInfo, sign: 1 | -1): void {
+    for (const e of s.endpoints) for (const ip of e.addresses) this.reverseOp(ip, key, sign);
+  }
+
+  private reverseOp(ip: string, key: string, sign: 1 | -1): void {
+    if (sign > 0) this.reverse.add(ip, key);
+    else this.reverse.remove(ip, key);
+  }
+
+  private indexPod(namespace: string, ips: readonly string[], sign: 1 | -1): void {
+    for (const ip of new Set(ips)) bumpCount(this.podIps, `${namespace}/${ip}`, sign);
+  }
+}
+
+function countAddresses(s: EndpointSliceInfo): number {
+  let n = 0;
+  for (const e of s.endpoints) n += e.addresses.length;
+  return n;
+}
+
+function bumpCount(m: Map<string, number>, key: string, by: 1 | -1): void {
+  const n = (m.get(key) ?? 0) + by;
+  if (n <= 0) m.delete(key);
+  else m.set(key, n);
+}

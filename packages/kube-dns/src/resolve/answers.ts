@@ -1,0 +1,114 @@
+// Record and Resolution constructors. Names are dns-packet style: no trailing dot.
+import type { Answer } from 'dns-packet';
+import type { Resolution, ResolveOptions } from './types.js';
+
+export const DNS_SCHEMA_VERSION = '1.1.0';
+export const SRV_PRIORITY = 10;
+
+export function address(name: string, ip: string, v6: boolean, ttl: number): Answer {
+  return { name, type: v6 ? 'AAAA' : 'A', ttl, class: 'IN', data: ip };
+}
+
+/** Weight is set by finishSrv once the number of SRV records in the answer is known. */
+export function srv(name: string, port: number, target: string, ttl: number): Answer {
+  return { name, type: 'SRV', ttl, class: 'IN', data: { priority: SRV_PRIORITY, weight: 0, port, target } };
+}
+
+export function ptr(name: string, target: string, ttl: number): Answer {
+  return { name, type: 'PTR', ttl, class: 'IN', data: target };
+}
+
+export function cname(name: string, target: string, ttl: number): Answer {
+  return { name, type: 'CNAME', ttl, class: 'IN', data: target };
+}
+
+export function soa(name: string, opts: ResolveOptions): Answer {
+  const z = opts.zone;
+  return {
+    name,
+    type: 'SOA',
+    ttl: opts.ttl,
+    class: 'IN',
+    data: {
+      mname: `ns.dns.${z}`,
+      rname: `hostmaster.${z}`,
+      serial: opts.serial,
+      refresh: 28800,
+      retry: 7200,
+      expire: 604800,
+      minimum: opts.ttl,
+    },
+  };
+}
+
+function identity(a: Answer): string {
+  switch (a.type) {
+    case 'SRV':
+      return `SRV ${a.name.toLowerCase()} ${a.data.port} ${a.data.target}`;
+    case 'A':
+    case 'AAAA':
+    case 'PTR':
+    case 'CNAME':
+      return `${a.type} ${a.name.toLowerCase()} ${a.data}`;
+    default:
+      return `${a.type} ${a.name.toLowerCase()} ${'data' in a ? JSON.stringify(a.data) : ''}`;
+  }
+}
+
+/** Drops repeated records (same owner, type and data), keeping the first. */
+export function dedupe(list: Answer[]): Answer[] {
+  if (list.length < 2) return list;
+  const seen = new Set<string>();
+  return list.filter((a) => {
+    const k = identity(a);
+    if (seen.has(k)) return false;
+    seen.add(k);
+    return true;
+  });
+}
+
+/** SRV weight = floor(100 / n), n = SRV records in the answer (after dedupe). */
+export function finishSrv(list: Answer[]): Answer[] {
+  let n = 0;
+  for (const a of list) if (a.type === 'SRV') n++;
+  if (n === 0) return list;
+  const weight = Math.floor(100 / n);
+  for (const a of list) if (a.type === 'SRV') a.data.weight = weight;
+  return list;
+}
+
+/** An authoritative answer; an empty one is NODATA (SOA in authority). */
+export function positive(opts: ResolveOptions, answers: Answer[], additionals: Answer[], dep: string): Resolution {
+  const ans = finishSrv(dedupe(answers));
+  return {
+    action: 'answer',
+    rcode: 'NOERROR',
+    aa: true,
+    answers: ans,
+    authorities: ans.length === 0 ? [soa(opts.zone, opts)] : [],
+    additionals: ans.length === 0 ? [] : dedupe(additionals),
+    cluster: true,
+    dep,
+  };
+}
+
+export function nodata(opts: ResolveOptions, dep: string): Resolution {
+  return positive(opts, [], [], dep);
+}
+
+export function nxdomain(opts: ResolveOptions, dep: string): Resolution {
+  return {
+    action: 'answer',
+    rcode: 'NXDOMAIN',
+    aa: true,
+    answers: [],
+    authorities: [soa(opts.zone, opts)],
+    additionals: [],
+    cluster: true,
+    dep,
+  };
+}
+
+export function forward(cluster: boolean, dep: string): Resolution {
+  return { action: 'forward', rcode: 'NOERROR', aa: false, answers: [], authorities: [], additionals: [], cluster, dep };
+}

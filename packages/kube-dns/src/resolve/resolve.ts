@@ -1,0 +1,90 @@
+// (qname, qtype) → Resolution against the zone. Pure: no I/O, no clock. Class is IN here; the
+// server handles other classes, ANY, EDNS, truncation and the pre-sync SERVFAIL.
+import type { Zone } from '../records/zone.js';
+import { DNS_SCHEMA_VERSION, forward, nodata, nxdomain, positive, soa } from './answers.js';
+import type { Ctx } from './context.js';
+import { resolvePod } from './pods.js';
+import { isReverseName, resolveReverse } from './reverse.js';
+import { resolveService } from './services.js';
+import type { Resolution, ResolveOptions } from './types.js';
+
+/** Longest ExternalName chain followed inside the zone. */
+export const MAX_CNAME_CHAIN = 8;
+
+/**
+ * qname as the client wrote it (case kept for owner names; a trailing dot is tolerated); compared
+ * case-insensitively. Record names in the result have no trailing dot (dns-packet style).
+ */
+export function resolve(zone: Zone, qname: string, qtype: string, opts: ResolveOptions): Resolution {
+  const owner = qname.endsWith('.') ? qname.slice(0, -1) : qname;
+  const lname = owner.toLowerCase();
+  const type = qtype.toUpperCase();
+  if (inZone(lname, opts.zone)) {
+    const seen = new Set([lname]);
+    let depth = 0;
+    const ctx: Ctx = {
+      zone,
+      opts,
+      qtype: type,
+      owner,
+      lookupInZone(name: string): Resolution | undefined {
+        if (seen.has(name) || depth >= MAX_CNAME_CHAIN) return undefined;
+        seen.add(name);
+        depth++;
+        return resolveInZone({ ...ctx, owner: name }, name);
+      },
+    };
+    return resolveInZone(ctx, lname);
+  }
+  if (isReverseName(lname)) return resolveReverse(zone, owner, lname, type, opts);
+  return forward(false, 'static');
+}
+
+function inZone(lname: string, z: string): boolean {
+  return lname === z || (lname.length > z.length && lname.endsWith(z) && lname[lname.length - z.length - 1] === '.');
+}
+
+function resolveInZone(ctx: Ctx, lname: string): Resolution {
+  const { opts, qtype } = ctx;
+  const z = opts.zone;
+  if (lname.length === z.length) return resolveApex(ctx);
+  const labels = lname.slice(0, lname.length - z.length - 1).split('.');
+  const n = labels.length;
+  const top = labels[n - 1]!;
+  switch (top) {
+    case 'svc':
+      if (n === 1) return nodata(opts, 'static');
+      if (n === 2) return resolveNamespace(ctx, labels[0]!);
+      return resolveService(ctx, labels.slice(0, n - 1));
+    case 'pod':
+      if (n === 1) return nodata(opts, 'static');
+      return resolvePod(ctx, labels.slice(0, n - 1));
+    case 'dns-version':
+      if (n > 1) return nxdomain(opts, 'static');
+      return qtype === 'TXT'
+        ? positive(opts, [{ name: ctx.owner, type: 'TXT', ttl: opts.ttl, class: 'IN', data: DNS_SCHEMA_VERSION }], [], 'static')
+        : nodata(opts, 'static');
+    case 'dns':
+      // `ns.dns.<zone>` is the SOA/NS host; it exists but we know no address for it.
+      if (n === 1 || (n === 2 && labels[0] === 'ns')) return nodata(opts, 'static');
+      return nxdomain(opts, 'static');
+    default:
+      return nxdomain(opts, 'static');
+  }
+}
+
+function resolveApex(ctx: Ctx): Resolution {
+  const { opts, qtype, owner } = ctx;
+  if (qtype === 'SOA') return positive(opts, [soa(owner, opts)], [], 'static');
+  if (qtype === 'NS') {
+    return positive(opts, [{ name: owner, type: 'NS', ttl: opts.ttl, class: 'IN', data: `ns.dns.${opts.zone}` }], [], 'static');
+  }
+  return nodata(opts, 'static');
+}
+
+/** `<ns>.svc.<zone>` exists while the namespace has a service. */
+function resolveNamespace(ctx: Ctx, ns: string): Resolution {
+  const { zone, opts } = ctx;
+  const exists = ns === '*' ? !zone.namespaces().next().done : zone.hasNamespace(ns);
+  return exists ? nodata(opts, '*') : nxdomain(opts, '*');
+}

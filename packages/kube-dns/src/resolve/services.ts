@@ -1,0 +1,184 @@
+// Names at and under `<svc>.<ns>.svc.<zone>`: ClusterIP, headless and ExternalName services, and
+// the legacy `*` wildcards. Every name here depends on one service (dep 'svc/<ns>/<svc>'), except
+// wildcards over services/namespaces and chased in-zone CNAMEs (dep '*').
+import type { Answer } from 'dns-packet';
+import { ipFamily, normalizeIp } from '../records/names.js';
+import type { PortInfo } from '../records/types.js';
+import { serviceDep, type ServiceEntry } from '../records/zone.js';
+import { address, cname, nodata, nxdomain, positive, srv } from './answers.js';
+import type { Ctx } from './context.js';
+import type { Resolution } from './types.js';
+
+/** What one service contributes to an answer. exists=false: the name is not there (NXDOMAIN). */
+interface Part {
+  exists: boolean;
+  answers: Answer[];
+  additionals: Answer[];
+}
+
+const MISSING: Part = { exists: false, answers: [], additionals: [] };
+const present = (answers: Answer[] = [], additionals: Answer[] = []): Part => ({ exists: true, answers, additionals });
+
+const isV6 = (ip: string): boolean => ip.includes(':');
+
+function wants(qtype: string, v6: boolean): boolean {
+  return qtype === (v6 ? 'AAAA' : 'A');
+}
+
+/** `_<name>` / `_<proto>` labels; `*` matches any. */
+function matches(label: string, value: string): boolean {
+  return label === '*' || label === `_${value}`;
+}
+
+function isPortLabel(label: string): boolean {
+  return label === '*' || label.startsWith('_');
+}
+
+/** labels: lower-case labels before `svc.<zone>`, at least `<svc>.<ns>`. */
+export function resolveService(ctx: Ctx, labels: string[]): Resolution {
+  const n = labels.length;
+  const svc = labels[n - 2]!;
+  const ns = labels[n - 1]!;
+  const prefix = labels.slice(0, n - 2);
+  if (svc === '*' || ns === '*') return resolveWildcard(ctx, svc, ns, prefix);
+  const dep = serviceDep(ns, svc);
+  const e = ctx.zone.getService(ns, svc);
+  if (!e) return nxdomain(ctx.opts, dep);
+  if (e.info.kind === 'ExternalName') return resolveExternalName(ctx, e, prefix, dep);
+  const part = serviceRecords(ctx, e, prefix);
+  return part.exists ? positive(ctx.opts, part.answers, part.additionals, dep) : nxdomain(ctx.opts, dep);
+}
+
+/** `*` as service and/or namespace: the union over matching services (ExternalName ones excluded). */
+function resolveWildcard(ctx: Ctx, svc: string, ns: string, prefix: string[]): Resolution {
+  const { zone } = ctx;
+  let exists = false;
+  const answers: Answer[] = [];
+  const additionals: Answer[] = [];
+  const namespaces = ns === '*' ? [...zone.namespaces()] : [ns];
+  for (const namespace of namespaces) {
+    const entries = svc === '*' ? zone.servicesIn(namespace) : [zone.getService(namespace, svc)];
+    for (const e of entries) {
+      if (!e || e.info.kind === 'ExternalName') continue;
+      const part = serviceRecords(ctx, e, prefix);
+      if (!part.exists) continue;
+      exists = true;
+      for (const a of part.answers) answers.push(a);
+      for (const a of part.additionals) additionals.push(a);
+    }
+  }
+  return exists ? positive(ctx.opts, answers, additionals, '*') : nxdomain(ctx.opts, '*');
+}
+
+function serviceRecords(ctx: Ctx, e: ServiceEntry, prefix: string[]): Part {
+  // `*.<svc>` stands for the service's own addresses, as in the original kube-dns.
+  const p = prefix.length === 1 && prefix[0] === '*' ? [] : prefix;
+  return e.info.kind === 'ClusterIP' ? clusterIpRecords(ctx, e, p) : headlessRecords(ctx, e, p);
+}
+
+function clusterIpRecords(ctx: Ctx, e: ServiceEntry, prefix: string[]): Part {
+  const { qtype, owner, opts } = ctx;
+  const ttl = opts.ttl;
+  const { clusterIPs, ports } = e.info;
+  const fqdn = ctx.zone.fqdn(e, opts.zone);
+  const serviceAddresses = (): Answer[] => clusterIPs.map((ip) => address(fqdn, ip, isV6(ip), ttl));
+
+  if (prefix.length === 0) {
+    if (qtype === 'A' || qtype === 'AAAA') {
+      return present(clusterIPs.filter((ip) => wants(qtype, isV6(ip))).map((ip) => address(owner, ip, isV6(ip), ttl)));
+    }
+    if (qtype === 'SRV') return present(ports.map((p) => srv(owner, p.port, fqdn, ttl)), serviceAddresses());
+    return present();
+  }
+  if (prefix.length === 1) {
+    const proto = prefix[0]!;
+    return proto.startsWith('_') && ports.some((p) => p.name && matches(proto, p.protocol.toLowerCase())) ? present() : MISSING;
+  }
+  if (prefix.length === 2 && isPortLabel(prefix[0]!) && isPortLabel(prefix[1]!)) {
+    const matched = ports.filter((p) => namedPortMatches(p, prefix[0]!, prefix[1]!));
+    if (matched.length === 0) return MISSING;
+    if (qtype !== 'SRV') return present();
+    return present(matched.map((p) => srv(owner, p.port, fqdn, ttl)), serviceAddresses());
+  }
+  return MISSING;
+}
+
+function namedPortMatches(p: PortInfo, portLabel: string, protoLabel: string): boolean {
+  return p.name !== '' && matches(portLabel, p.name) && matches(protoLabel, p.protocol.toLowerCase());
+}
+
+function headlessRecords(ctx: Ctx, e: ServiceEntry, prefix: string[]): Part {
+  const { qtype, owner, opts } = ctx;
+  const ttl = opts.ttl;
+  const view = ctx.zone.headless(e, opts.zone);
+  // No counted endpoints: the service name and everything under it do not exist (spec 2.4.1).
+  if (view.endpoints.length === 0) return MISSING;
+
+  const targetAddresses = (srvs: Answer[]): Answer[] => {
+    const out: Answer[] = [];
+    const done = new Set<string>();
+    for (const s of srvs) {
+      if (s.type !== 'SRV') continue;
+      const target = s.data.target;
+      if (done.has(target)) continue;
+      done.add(target);
+      const label = target.slice(0, target.indexOf('.'));
+      for (const ep of view.byLabel.get(label) ?? []) out.push(address(ep.fqdn, ep.ip, ep.v6, ttl));
+    }
+    return out;
+  };
+
+  if (prefix.length === 0) {
+    if (qtype === 'A' || qtype === 'AAAA') {
+      return present(view.endpoints.filter((ep) => wants(qtype, ep.v6)).map((ep) => address(owner, ep.ip, ep.v6, ttl)));
+    }
+    if (qtype !== 'SRV') return present();
+    const srvs: Answer[] = [];
+    for (const ep of view.endpoints) {
+      if (ep.ports.length === 0) srvs.push(srv(owner, 0, ep.fqdn, ttl));
+      for (const p of ep.ports) srvs.push(srv(owner, p.port, ep.fqdn, ttl));
+    }
+    return present(srvs, targetAddresses(srvs));
+  }
+  if (prefix.length === 1) {
+    const label = prefix[0]!;
+    if (label.startsWith('_')) return view.namedProtocols.has(label.slice(1)) ? present() : MISSING;
+    const eps = view.byLabel.get(label);
+    if (!eps) return MISSING;
+    if (qtype !== 'A' && qtype !== 'AAAA') return present();
+    return present(eps.filter((ep) => wants(qtype, ep.v6)).map((ep) => address(owner, ep.ip, ep.v6, ttl)));
+  }
+  if (prefix.length === 2 && isPortLabel(prefix[0]!) && isPortLabel(prefix[1]!)) {
+    const srvs: Answer[] = [];
+    for (const ep of view.endpoints) {
+      for (const p of ep.ports) if (namedPortMatches(p, prefix[0]!, prefix[1]!)) srvs.push(srv(owner, p.port, ep.fqdn, ttl));
+    }
+    if (srvs.length === 0) return MISSING;
+    if (qtype !== 'SRV') return present();
+    return present(srvs, targetAddresses(srvs));
+  }
+  return MISSING;
+}
+
+function resolveExternalName(ctx: Ctx, e: ServiceEntry, prefix: string[], dep: string): Resolution {
+  const { qtype, owner, opts } = ctx;
+  if (prefix.length > 0) return nxdomain(opts, dep);
+  const target = e.info.externalName;
+  const fam = ipFamily(target);
+  if (fam !== 0) {
+    // An IP-looking externalName gives a plain address record, as the original does.
+    const ip = normalizeIp(target);
+    return wants(qtype, fam === 6) ? positive(opts, [address(owner, ip, fam === 6, opts.ttl)], [], dep) : nodata(opts, dep);
+  }
+  if (!target) return nodata(opts, dep);
+  const record = cname(owner, target, opts.ttl);
+  if (qtype === 'CNAME') return positive(opts, [record], [], dep);
+  const z = opts.zone;
+  if (target === z || target.endsWith(`.${z}`)) {
+    const sub = ctx.lookupInZone(target);
+    // A loop or an over-long chain: stop here with the CNAME (what authoritative servers do).
+    if (!sub) return positive(opts, [record], [], '*');
+    return { ...sub, answers: [record, ...sub.answers], aa: true, dep: '*' };
+  }
+  return { ...positive(opts, [record], [], dep), chase: target };
+}
