@@ -1,0 +1,71 @@
+// The sidecar's metrics, named exactly as the original's so dashboards keep working
+// (reference e.3): counters without `_total`, the dnsmasq cache size as a counter, one histogram
+// and one error counter per probe. Our own registry: nothing leaks in from other modules.
+import { Counter, Histogram, Registry, collectDefaultMetrics, exponentialBuckets } from 'prom-client';
+import type { CacheStat } from './dnsmasq-stats.js';
+
+/** prometheus.BuildFQName: the non-empty parts joined with '_'. */
+export const fqName = (...parts: string[]) => parts.filter((p) => p !== '').join('_');
+
+/** ExponentialBuckets(0.25, 2, 16): 0.25 ms … 8192 ms. */
+export const PROBE_LATENCY_BUCKETS = exponentialBuckets(0.25, 2, 16);
+
+const CACHE_METRICS: Record<CacheStat, { name: string; help: string }> = {
+  hits: { name: 'hits', help: 'Number of DNS cache hits (from start of process)' },
+  misses: { name: 'misses', help: 'Number of DNS cache misses (from start of process)' },
+  evictions: { name: 'evictions', help: 'Counter of DNS cache evictions (from start of process)' },
+  insertions: { name: 'insertions', help: 'Counter of DNS cache insertions (from start of process)' },
+  cachesize: { name: 'max_size', help: 'Maximum size of the DNS cache' },
+};
+
+export interface ProbeMetrics {
+  latencyMs: Histogram;
+  errors: Counter;
+}
+
+export interface SidecarMetrics {
+  registry: Registry;
+  cache: Record<CacheStat, Counter>;
+  /** Failed dnsmasq statistics polls. */
+  errors: Counter;
+  upstreamQueries: Counter<'server'>;
+  upstreamFailures: Counter<'server'>;
+  probes: Map<string, ProbeMetrics>;
+}
+
+export function createMetrics(namespace: string, probeLabels: readonly string[], opts: { processMetrics?: boolean } = {}): SidecarMetrics {
+  const registry = new Registry();
+  const registers = [registry];
+  const dnsmasq = (name: string) => fqName(namespace, 'dnsmasq', name);
+  const cache = Object.fromEntries(
+    Object.entries(CACHE_METRICS).map(([stat, m]) => [stat, new Counter({ name: dnsmasq(m.name), help: m.help, registers })]),
+  ) as Record<CacheStat, Counter>;
+  const errors = new Counter({ name: dnsmasq('errors'), help: 'Number of errors that have occurred getting metrics', registers });
+  const upstreamQueries = new Counter({
+    name: dnsmasq('server_queries'),
+    help: 'Queries dnsmasq sent to each upstream server (from servers.bind, from start of process)',
+    labelNames: ['server'] as const,
+    registers,
+  });
+  const upstreamFailures = new Counter({
+    name: dnsmasq('server_failures'),
+    help: 'Queries to each upstream server that failed (from servers.bind, from start of process)',
+    labelNames: ['server'] as const,
+    registers,
+  });
+  const probes = new Map<string, ProbeMetrics>();
+  for (const label of probeLabels) {
+    probes.set(label, {
+      latencyMs: new Histogram({
+        name: fqName(namespace, 'probe', `${label}_latency_ms`),
+        help: `Latency of the DNS probe request ${label}`,
+        buckets: PROBE_LATENCY_BUCKETS,
+        registers,
+      }),
+      errors: new Counter({ name: fqName(namespace, 'probe', `${label}_errors`), help: `Count of errors in name resolution of ${label}`, registers }),
+    });
+  }
+  // process_* as the original's Go client had, plus Node's own (event loop lag, heap).
+  if (opts.processMetrics !== false) collectDefaultMetrics({ register: registry });
+  return { registry, cache, errors, upstreamQueries, upstreamFailures, probes };
+}
