@@ -104,11 +104,14 @@ export async function startTestDnsServer(opts: {
     tcp.listen(port, host, () => resolve());
   });
 
+  let closed = false;
   return {
     host,
     port,
     questions,
     close: async () => {
+      if (closed) return; // idempotent: tests close early and again in t.after
+      closed = true;
       for (const s of sockets) s.destroy();
       await Promise.all([new Promise<void>((r) => udp.close(() => r())), new Promise<void>((r) => tcp.close(() => r()))]);
     },

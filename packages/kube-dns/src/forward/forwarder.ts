@@ -1,0 +1,101 @@
+// Sends questions we do not own to stub-domain servers or the upstream nameservers.
+import { randomInt } from 'node:crypto';
+import { lookup } from 'node:dns/promises';
+import { isIP } from 'node:net';
+import type { Logger, Nameserver } from '@kube-dns/config';
+import { exchange, type Transport } from '@kube-dns/dns-client';
+import { matchStubDomain } from './upstreams.js';
+
+export interface ForwardStats {
+  /** server "ip:port" → counts */
+  perServer: Map<string, { requests: number; failures: number }>;
+}
+
+export interface ForwarderOptions {
+  log: Logger;
+  timeoutMs?: number;
+  /** Resolves a stub server given as a name inside the cluster zone (through our own records). */
+  resolveClusterName?: (name: string) => string | undefined;
+  clusterZone?: string;
+}
+
+const RCODE_SERVFAIL = 2;
+
+export class Forwarder {
+  private upstreams: Nameserver[] = [];
+  private stubDomains: ReadonlyMap<string, Nameserver[]> = new Map();
+  private readonly nameCache = new Map<string, { ip: string | undefined; until: number }>();
+  readonly stats: ForwardStats = { perServer: new Map() };
+
+  constructor(private readonly opts: ForwarderOptions) {}
+
+  setUpstreams(servers: Nameserver[]): void {
+    this.upstreams = servers;
+  }
+
+  setStubDomains(stubs: ReadonlyMap<string, Nameserver[]>): void {
+    this.stubDomains = stubs;
+    this.nameCache.clear();
+  }
+
+  get servers(): readonly Nameserver[] {
+    return this.upstreams;
+  }
+
+  /**
+   * Sends `query` (as received) to the servers for `lname` in turn: the next one on a timeout, a
+   * transport error or SERVFAIL. Resolves with the reply (the client's ID restored), or undefined
+   * when every server failed (the caller answers SERVFAIL).
+   */
+  async forward(query: Buffer, lname: string, transport: Transport): Promise<Buffer | undefined> {
+    const stub = matchStubDomain(lname, this.stubDomains);
+    const servers = stub ? await this.resolveStubServers(stub) : this.upstreams;
+    const clientId = query.readUInt16BE(0);
+    const out = Buffer.from(query);
+    let last: Buffer | undefined;
+    for (const s of servers) {
+      const key = isIP(s.host) === 6 ? `[${s.host}]:${s.port}` : `${s.host}:${s.port}`;
+      const st = this.stats.perServer.get(key) ?? { requests: 0, failures: 0 };
+      this.stats.perServer.set(key, st);
+      st.requests++;
+      // a fresh random ID towards the upstream: the client's ID is predictable to an off-path spoofer
+      out.writeUInt16BE(randomInt(0, 65536), 0);
+      try {
+        const reply = await exchange({ host: s.host, port: s.port }, out, transport, this.opts.timeoutMs ?? 2000);
+        reply.writeUInt16BE(clientId, 0);
+        if ((reply.readUInt16BE(2) & 0xf) === RCODE_SERVFAIL) {
+          st.failures++;
+          last = reply;
+          continue;
+        }
+        return reply;
+      } catch (e) {
+        st.failures++;
+        this.opts.log.debug({ server: key, err: (e as Error).message, name: lname }, 'upstream failed, trying the next');
+      }
+    }
+    return last;
+  }
+
+  /** Stub servers written as names: cluster names through our records, others through the system resolver. */
+  private async resolveStubServers(list: Nameserver[]): Promise<Nameserver[]> {
+    const out: Nameserver[] = [];
+    for (const s of list) {
+      if (s.family !== 0) {
+        out.push(s);
+        continue;
+      }
+      const cached = this.nameCache.get(s.host);
+      let ip = cached && cached.until > Date.now() ? cached.ip : undefined;
+      if (!cached || cached.until <= Date.now()) {
+        const zone = this.opts.clusterZone;
+        if (zone && (s.host === zone || s.host.endsWith(`.${zone}`))) ip = this.opts.resolveClusterName?.(s.host);
+        else ip = await lookup(s.host).then((r) => r.address, () => undefined);
+        this.nameCache.set(s.host, { ip, until: Date.now() + 30_000 });
+        if (!ip) this.opts.log.warn({ server: s.raw }, 'cannot resolve the stub domain server name; skipping it');
+      }
+      if (ip) out.push({ ...s, host: ip, family: isIP(ip) as 4 | 6 });
+    }
+    return out;
+  }
+}

@@ -1,0 +1,52 @@
+// Which servers get names outside the cluster zone. Pure.
+import type { KubeDnsConfig, Nameserver } from '@kube-dns/config';
+
+export interface UpstreamChoice {
+  servers: Nameserver[];
+  source: 'configmap' | 'flag' | 'resolv.conf';
+  /** Servers dropped because they would send queries back to us. */
+  refused: { server: Nameserver; reason: string }[];
+}
+
+/**
+ * ConfigMap upstreamNameservers, else --nameservers, else resolv.conf (the original's order).
+ * A server that is our own listener is refused: forwarding to ourselves loops until the query
+ * times out (operator-pains #13).
+ */
+export function chooseUpstreams(
+  config: KubeDnsConfig,
+  flagServers: Nameserver[],
+  resolvConf: Nameserver[],
+  self: { addresses: string[]; port: number },
+): UpstreamChoice {
+  let servers: Nameserver[];
+  let source: UpstreamChoice['source'];
+  if (config.upstreamNameservers.length) [servers, source] = [config.upstreamNameservers, 'configmap'];
+  else if (flagServers.length) [servers, source] = [flagServers, 'flag'];
+  else [servers, source] = [resolvConf, 'resolv.conf'];
+  const refused: UpstreamChoice['refused'] = [];
+  const ok = servers.filter((s) => {
+    if (isSelf(s, self)) {
+      refused.push({ server: s, reason: `it is this server's own address (${s.host}:${s.port}): forwarding there would loop` });
+      return false;
+    }
+    return true;
+  });
+  return { servers: ok, source, refused };
+}
+
+function isSelf(s: Nameserver, self: { addresses: string[]; port: number }): boolean {
+  if (s.port !== self.port) return false;
+  const wildcard = self.addresses.some((a) => a === '0.0.0.0' || a === '::');
+  const loopback = /^127\./.test(s.host) || s.host === '::1';
+  return self.addresses.includes(s.host) || (wildcard && loopback);
+}
+
+/** The stub domain whose servers take `lname` (longest matching suffix), if any. */
+export function matchStubDomain(lname: string, stubDomains: ReadonlyMap<string, Nameserver[]>): Nameserver[] | undefined {
+  let best: string | undefined;
+  for (const domain of stubDomains.keys()) {
+    if ((lname === domain || lname.endsWith(`.${domain}`)) && (!best || domain.length > best.length)) best = domain;
+  }
+  return best === undefined ? undefined : stubDomains.get(best);
+}

@@ -1,0 +1,109 @@
+// kube-dns flags: the original's (reference a.1) plus --ttl, --pods and --healthz-bind-address.
+import { isIP } from 'node:net';
+import { FlagError, KLOG_COMPAT_FLAGS, type FlagSpecs, isDns1123Label, parseFlags, parseIpNameserver, type Nameserver } from '@kube-dns/config';
+import type { PodMode } from './records/types.js';
+
+export const FLAGS: FlagSpecs = {
+  domain: { type: 'string', default: 'cluster.local.', help: 'domain under which to create names' },
+  'dns-bind-address': { type: 'string', default: '0.0.0.0', help: 'address on which to serve DNS requests (UDP and TCP)' },
+  'dns-port': { type: 'int', default: 53, help: 'port on which to serve DNS requests' },
+  'healthz-port': { type: 'int', default: 8081, help: 'port on which to serve /readiness, /healthz, /cache and /metrics' },
+  'healthz-bind-address': { type: 'string', default: '0.0.0.0', help: 'address for the healthz port (and PROMETHEUS_PORT)' },
+  'kubecfg-file': { type: 'string', default: '', help: 'location of the kubecfg file for access to the kubernetes master service' },
+  'kube-master-url': { type: 'string', default: '', help: 'URL to reach the kubernetes master; env variables are expanded ($VAR, ${VAR})' },
+  nameservers: { type: 'string', default: '', help: 'comma-separated upstream nameservers ip[:port]; used when no --config-dir is given' },
+  federations: { type: 'string', default: '', help: 'obsolete: accepted and ignored', hidden: true },
+  'config-map-namespace': { type: 'string', default: 'kube-system', help: 'namespace of --config-map' },
+  'config-map': { type: 'string', default: '', help: 'not supported: mount the ConfigMap and use --config-dir (the official manifest does)' },
+  'config-dir': { type: 'string', default: '', help: 'directory of the mounted kube-dns ConfigMap' },
+  'config-period': { type: 'duration', default: 10_000, help: 'poll period of --config-dir (file changes are also picked up at once)' },
+  'initial-sync-timeout': { type: 'duration', default: 60_000, help: 'warn loudly when the first sync with the API server takes longer (we keep trying rather than exit)' },
+  profiling: { type: 'bool', default: false, help: 'accepted for compatibility; ignored' },
+  version: { type: 'optional', help: 'print the version and exit (--version=raw: only the version string)' },
+  v: { type: 'int', default: 2, help: 'log verbosity (0-2 info, 3-5 debug, 6+ trace)' },
+  ttl: { type: 'int', default: 30, help: 'TTL of the records, in seconds (also the SOA minimum for negative caching)' },
+  pods: { type: 'string', default: 'insecure', help: 'pod records: insecure (any a-b-c-d.<ns>.pod name), verified (only existing pods; watches Pods), disabled' },
+  ...KLOG_COMPAT_FLAGS,
+};
+
+export interface KubeDnsOptions {
+  /** lower-case, no trailing dot */
+  domain: string;
+  dnsBindAddress: string;
+  dnsPort: number;
+  healthzPort: number;
+  healthzBindAddress: string;
+  kubecfgFile: string;
+  kubeMasterUrl: string;
+  nameservers: Nameserver[];
+  configDir: string;
+  configPeriodMs: number;
+  initialSyncTimeoutMs: number;
+  verbosity: number;
+  ttl: number;
+  pods: PodMode;
+  version?: string;
+  help: boolean;
+}
+
+function port(name: string, v: number, allowZero = false): number {
+  if (!Number.isInteger(v) || v < (allowZero ? 0 : 1) || v > 65535) throw new FlagError(`--${name}=${v}: not a port number (1-65535)`);
+  return v;
+}
+
+/** Parses and validates; throws FlagError naming the flag for anything wrong. */
+export function parseOptions(argv: readonly string[]): KubeDnsOptions {
+  const f = parseFlags(argv, FLAGS);
+  if (f.positional.length) throw new FlagError(`unexpected argument ${JSON.stringify(f.positional[0])}`);
+  const v = f.values;
+  const domainRaw = String(v.domain).trim().replace(/\.$/, '').toLowerCase();
+  const bad = domainRaw.split('.').find((l) => !isDns1123Label(l));
+  if (bad !== undefined) throw new FlagError(`--domain=${String(v.domain)}: ${JSON.stringify(bad)} is not a valid DNS-1123 label`);
+  if (v['config-map'] && v['config-dir']) throw new FlagError('cannot use both --config-map and --config-dir');
+  if (v['config-map']) {
+    throw new FlagError('--config-map is not supported: mount the kube-dns ConfigMap as a volume and pass --config-dir (as the official manifest does)');
+  }
+  const masterUrl = String(v['kube-master-url']);
+  if (masterUrl) {
+    const expanded = masterUrl.replace(/\$\{(\w+)\}|\$(\w+)/g, (_, a, b) => process.env[a ?? b] ?? '');
+    let u: URL;
+    try {
+      u = new URL(expanded);
+    } catch {
+      throw new FlagError(`--kube-master-url=${masterUrl}: not a URL (want e.g. https://10.0.0.1:443)`);
+    }
+    if (!u.protocol || !u.host) throw new FlagError(`--kube-master-url=${masterUrl}: needs a scheme and a host`);
+  }
+  const nameservers: Nameserver[] = [];
+  for (const s of String(v.nameservers).split(',').map((x) => x.trim()).filter(Boolean)) {
+    const r = parseIpNameserver(s);
+    if (!r.ok) throw new FlagError(`--nameservers: ${r.error}`);
+    nameservers.push(r.value);
+  }
+  const pods = String(v.pods);
+  if (!['insecure', 'verified', 'disabled'].includes(pods)) throw new FlagError(`--pods=${pods}: must be insecure, verified or disabled`);
+  const ttl = Number(v.ttl);
+  if (ttl < 0 || ttl > 2_147_483_647) throw new FlagError(`--ttl=${ttl}: must be 0 or more seconds`);
+  const bind = String(v['dns-bind-address']);
+  if (isIP(bind) === 0) throw new FlagError(`--dns-bind-address=${bind}: not an IP address`);
+  const hbind = String(v['healthz-bind-address']);
+  if (isIP(hbind) === 0) throw new FlagError(`--healthz-bind-address=${hbind}: not an IP address`);
+  return {
+    domain: domainRaw,
+    dnsBindAddress: bind,
+    dnsPort: port('dns-port', Number(v['dns-port']), true),
+    healthzPort: port('healthz-port', Number(v['healthz-port']), true),
+    healthzBindAddress: hbind,
+    kubecfgFile: String(v['kubecfg-file']),
+    kubeMasterUrl: masterUrl,
+    nameservers,
+    configDir: String(v['config-dir']),
+    configPeriodMs: Number(v['config-period']),
+    initialSyncTimeoutMs: Number(v['initial-sync-timeout']),
+    verbosity: Number(v.v),
+    ttl,
+    pods: pods as PodMode,
+    version: v.version === undefined ? undefined : String(v.version),
+    help: f.help,
+  };
+}

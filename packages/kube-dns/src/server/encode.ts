@@ -1,0 +1,139 @@
+// Resolution → reply bytes. The header and question are copied from the query (so the client's
+// 0x20 case and unknown qtypes survive untouched); records are encoded with dns-packet.
+import * as dnsPacket from 'dns-packet';
+import { Flag, RCODE, TYPE_OPT, type ParsedQuery } from './wire.js';
+
+type RR = dnsPacket.Answer;
+const rrCodec = (dnsPacket as unknown as { answer: { encode(a: RR): Buffer; encodingLength(a: RR): number } }).answer;
+
+/** The UDP payload size we advertise in our OPT record (DNS flag day 2020). */
+export const OUR_UDP_SIZE = 1232;
+export const MAX_UDP_SIZE = 4096;
+const RCODE_BADVERS = 16;
+
+export interface EncodeInput {
+  rcode: number;
+  aa: boolean;
+  answers: readonly RR[];
+  authorities: readonly RR[];
+  additionals: readonly RR[];
+}
+
+export interface Encoded {
+  bytes: Buffer;
+  truncated: boolean;
+  /** Offsets of names to patch with the client's spelling on cache hits (the question; answers point to it). */
+  nameOffsets: number[];
+}
+
+/** The most a reply may take: 512 without EDNS, the client's size (capped at 4096) with it; 65535 over TCP. */
+export function replyLimit(q: ParsedQuery, transport: 'udp' | 'tcp'): number {
+  if (transport === 'tcp') return 65535;
+  if (!q.edns) return 512;
+  return Math.min(Math.max(q.edns.udpSize, 512), MAX_UDP_SIZE);
+}
+
+function optRecord(q: ParsedQuery, extendedRcode = 0): Buffer {
+  const b = Buffer.alloc(11);
+  // name: root (0); type OPT; class: our UDP size; ttl: ext-rcode, version 0, DO echoed; rdlen 0
+  b.writeUInt16BE(TYPE_OPT, 1);
+  b.writeUInt16BE(OUR_UDP_SIZE, 3);
+  b.writeUInt8(extendedRcode, 5);
+  b.writeUInt16BE(q.edns?.dnssecOk ? 0x8000 : 0, 7);
+  return b;
+}
+
+function encodeRR(rr: RR): Buffer | undefined {
+  try {
+    return rrCodec.encode(rr);
+  } catch {
+    return undefined; // a record we cannot encode is left out rather than failing the reply
+  }
+}
+
+/**
+ * Builds the reply. Over the limit: additional records go first (no TC needed), then answers and
+ * authority are cut and TC is set so the client retries over TCP.
+ */
+export function encodeReply(query: Buffer, q: ParsedQuery, input: EncodeInput, limit: number): Encoded {
+  const qlen = q.questionEnd - 12;
+  const opt = q.edns ? optRecord(q) : undefined;
+  const fixed = 12 + qlen + (opt ? opt.length : 0);
+  // dns-packet writes names in full; an owner name equal to the question's (the common case) is
+  // replaced by a pointer to the question (RFC 1035 4.1.4): a third of the size, and the client's
+  // spelling for free.
+  const qname = query.toString('latin1', 12, 12 + q.nameLength).toLowerCase();
+  const enc = (list: readonly RR[]) => {
+    const out: Buffer[] = [];
+    for (const rr of list) {
+      const b = encodeRR(rr);
+      if (!b) continue;
+      if (b.length > q.nameLength && b.toString('latin1', 0, q.nameLength).toLowerCase() === qname) {
+        const c = Buffer.allocUnsafe(b.length - q.nameLength + 2);
+        c[0] = 0xc0;
+        c[1] = 0x0c;
+        b.copy(c, 2, q.nameLength);
+        out.push(c);
+      } else out.push(b);
+    }
+    return out;
+  };
+  const answers = enc(input.answers);
+  const authorities = enc(input.authorities);
+  const additionals = enc(input.additionals);
+
+  let size = fixed;
+  let truncated = false;
+  const take = (list: Buffer[], mandatory: boolean): Buffer[] => {
+    const out: Buffer[] = [];
+    for (const b of list) {
+      if (truncated || size + b.length > limit) {
+        if (mandatory) truncated = true;
+        break;
+      }
+      out.push(b);
+      size += b.length;
+    }
+    return out;
+  };
+  const an = take(answers, true);
+  const ns = take(authorities, true);
+  const ar = truncated ? [] : take(additionals, false);
+
+  const out = Buffer.allocUnsafe(size);
+  out.writeUInt16BE(q.id, 0);
+  let flags = Flag.QR | (q.flags & (0x7800 | Flag.RD | Flag.CD)) | Flag.RA | input.rcode;
+  if (input.aa) flags |= Flag.AA;
+  if (truncated) flags |= Flag.TC;
+  out.writeUInt16BE(flags, 2);
+  out.writeUInt16BE(1, 4);
+  out.writeUInt16BE(an.length, 6);
+  out.writeUInt16BE(ns.length, 8);
+  out.writeUInt16BE(ar.length + (opt ? 1 : 0), 10);
+  query.copy(out, 12, 12, q.questionEnd);
+  let off = 12 + qlen;
+  for (const b of [...an, ...ns, ...ar]) {
+    b.copy(out, off);
+    off += b.length;
+  }
+  if (opt) opt.copy(out, off);
+  return { bytes: out, truncated, nameOffsets: [12] };
+}
+
+/** An error or empty reply with EDNS handled (BADVERS for an EDNS version we do not speak). */
+export function encodeRcode(query: Buffer, q: ParsedQuery, rcode: number, aa = false, ra = true): Buffer {
+  const qlen = q.questionEnd - 12;
+  const badvers = q.edns !== undefined && q.edns.version > 0;
+  const opt = q.edns ? optRecord(q, badvers ? RCODE_BADVERS >> 4 : 0) : undefined;
+  const out = Buffer.alloc(12 + qlen + (opt ? opt.length : 0));
+  out.writeUInt16BE(q.id, 0);
+  const code = badvers ? RCODE_BADVERS & 0xf : rcode;
+  out.writeUInt16BE(Flag.QR | (q.flags & (0x7800 | Flag.RD | Flag.CD)) | (aa ? Flag.AA : 0) | (ra ? Flag.RA : 0) | code, 2);
+  out.writeUInt16BE(1, 4);
+  out.writeUInt16BE(opt ? 1 : 0, 10);
+  query.copy(out, 12, 12, q.questionEnd);
+  if (opt) opt.copy(out, 12 + qlen);
+  return out;
+}
+
+export const RCODE_BY_NAME: Record<string, number> = RCODE;

@@ -1,0 +1,146 @@
+// One entry point for every query: handle(query bytes, transport) → reply bytes. The UDP and
+// TCP listeners only move bytes; tests can drive this directly (DESIGN.md §7, fastify's inject).
+import { createRequire } from 'node:module';
+import * as dnsPacket from 'dns-packet';
+import type { Logger } from '@kube-dns/config';
+import type { Transport } from '@kube-dns/dns-client';
+import { buildQuery } from '@kube-dns/dns-client';
+import type { ZoneReader } from '../records/types.js';
+import type { Resolution } from '../resolve/types.js';
+import { RCODE_BY_NAME, encodeRcode, encodeReply, replyLimit } from './encode.js';
+import { ResponseCache } from './response-cache.js';
+import { CLASS_IN, RCODE, TYPE_ANY, errorReply, parseQuery, type ParsedQuery } from './wire.js';
+
+
+// dns-packet's type table (a CommonJS module without type declarations of its own)
+const dnsTypes = createRequire(import.meta.url)('dns-packet/types.js') as { toString(n: number): string };
+/** 'A', 'AAAA', ... or 'UNKNOWN_<n>' for types dns-packet does not know. */
+export const qtypeName = (n: number): string => dnsTypes.toString(n);
+
+/** What the handler reports per query (metrics). */
+export interface QueryObserver {
+  observe(ev: {
+    qtype: string;
+    rcode: number;
+    transport: Transport;
+    /** skydns' `system` label: auth (our zone), recursive (forwarded), reverse (PTR). */
+    system: 'auth' | 'recursive' | 'reverse';
+    seconds: number;
+    size: number;
+    cacheHit: boolean;
+  }): void;
+}
+
+export interface Forwarding {
+  forward(query: Buffer, lname: string, transport: Transport): Promise<Buffer | undefined>;
+}
+
+export interface HandlerOptions {
+  zone: ZoneReader;
+  /** (name as asked, qtype name) → resolution against the current zone. */
+  resolve: (name: string, qtype: string) => Resolution;
+  forwarder: Forwarding;
+  isSynced: () => boolean;
+  log: Logger;
+  observer?: QueryObserver;
+  cacheEntries?: number;
+}
+
+export class DnsHandler {
+  readonly cache: ResponseCache;
+
+  constructor(private readonly opts: HandlerOptions) {
+    this.cache = new ResponseCache(opts.zone, opts.cacheEntries);
+  }
+
+  /** Never throws: a reply, a promise of one, or undefined when nothing should be sent. */
+  handle(query: Buffer, transport: Transport): Buffer | Promise<Buffer | undefined> | undefined {
+    const started = performance.now();
+    let parsed;
+    try {
+      parsed = parseQuery(query);
+    } catch {
+      return undefined;
+    }
+    if (!parsed.ok) {
+      if (parsed.id === undefined) return undefined;
+      this.opts.log.debug({ reason: parsed.reason, transport }, 'malformed query');
+      return errorReply(query, parsed.id, parsed.opcode !== undefined && parsed.opcode !== 0 ? RCODE.NOTIMP : RCODE.FORMERR);
+    }
+    const q = parsed.query;
+    try {
+      const reply = this.answer(query, q, transport, started);
+      return reply;
+    } catch (e) {
+      this.opts.log.error({ err: e, name: q.name, qtype: q.qtype }, 'failed to answer a query');
+      return encodeRcode(query, q, RCODE.SERVFAIL);
+    }
+  }
+
+  private done(q: ParsedQuery, reply: Buffer, transport: Transport, started: number, system: 'auth' | 'recursive' | 'reverse', cacheHit: boolean): Buffer {
+    this.opts.observer?.observe({
+      qtype: qtypeName(q.qtype),
+      rcode: reply.length >= 4 ? reply.readUInt16BE(2) & 0xf : RCODE.SERVFAIL,
+      transport,
+      system,
+      seconds: (performance.now() - started) / 1000,
+      size: reply.length,
+      cacheHit,
+    });
+    return reply;
+  }
+
+  private answer(query: Buffer, q: ParsedQuery, transport: Transport, started: number): Buffer | Promise<Buffer | undefined> {
+    if (q.opcode !== 0) return this.done(q, encodeRcode(query, q, RCODE.NOTIMP), transport, started, 'auth', false);
+    if (q.edns && q.edns.version > 0) return this.done(q, encodeRcode(query, q, 0), transport, started, 'auth', false);
+    if (q.qtype === TYPE_ANY) return this.done(q, encodeRcode(query, q, RCODE.REFUSED), transport, started, 'auth', false);
+
+    const limit = replyLimit(q, transport);
+    const key = ResponseCache.key(q, limit);
+    const hit = this.cache.get(key, query, q);
+    if (hit) return this.done(q, hit, transport, started, 'auth', true);
+
+    if (q.qclass !== CLASS_IN) return this.done(q, encodeRcode(query, q, RCODE.REFUSED), transport, started, 'auth', false);
+    const qtype = qtypeName(q.qtype);
+    const r = this.opts.resolve(q.name, qtype);
+    const system = r.cluster && (q.lname.endsWith('.arpa') || q.lname === 'arpa') ? 'reverse' : r.cluster ? 'auth' : 'recursive';
+    if (r.cluster && !this.opts.isSynced()) {
+      // before the first list of Services and EndpointSlices a negative answer would be a lie
+      return this.done(q, encodeRcode(query, q, RCODE.SERVFAIL), transport, started, system, false);
+    }
+    if (r.action === 'forward') return this.forward(query, q, transport, started, system);
+    if (r.chase) return this.chase(query, q, r, transport, limit, started);
+
+    const gen = this.opts.zone.depGeneration(r.dep);
+    const enc = encodeReply(query, q, { rcode: RCODE_BY_NAME[r.rcode] ?? RCODE.SERVFAIL, aa: r.aa, answers: r.answers, authorities: r.authorities, additionals: r.additionals }, limit);
+    this.cache.set(key, enc.bytes, enc.nameOffsets, r.dep, gen);
+    const out = Buffer.from(enc.bytes); // the cached copy stays pristine
+    return this.done(q, out, transport, started, system, false);
+  }
+
+  private async forward(query: Buffer, q: ParsedQuery, transport: Transport, started: number, system: 'auth' | 'recursive' | 'reverse'): Promise<Buffer> {
+    const reply = await this.opts.forwarder.forward(query, q.lname, transport).catch(() => undefined);
+    return this.done(q, reply ?? encodeRcode(query, q, RCODE.SERVFAIL), transport, started, system, false);
+  }
+
+  /** ExternalName pointing outside the zone: the CNAME, then the target's records from upstream. */
+  private async chase(query: Buffer, q: ParsedQuery, r: Resolution, transport: Transport, limit: number, started: number): Promise<Buffer> {
+    const target = r.chase!;
+    let extra: dnsPacket.Answer[] = [];
+    let rcode = RCODE_BY_NAME[r.rcode] ?? 0;
+    try {
+      const sub = buildQuery({ name: target, type: qtypeName(q.qtype) as dnsPacket.RecordType, ednsUdpSize: 1232 });
+      const reply = await this.opts.forwarder.forward(sub, target.toLowerCase(), transport);
+      if (reply) {
+        const decoded = dnsPacket.decode(reply);
+        extra = (decoded.answers ?? []).filter((a) => a.type !== 'OPT');
+        if ((decoded as { rcode?: string }).rcode === 'NXDOMAIN') rcode = RCODE.NXDOMAIN;
+      }
+    } catch (e) {
+      // the CNAME alone is still a correct answer: the client's resolver can follow it itself
+      this.opts.log.debug({ target, err: (e as Error).message }, 'could not chase an ExternalName target upstream');
+    }
+    const enc = encodeReply(query, q, { rcode, aa: r.aa, answers: [...r.answers, ...extra], authorities: [], additionals: [] }, limit);
+    return this.done(q, enc.bytes, transport, started, 'auth', false);
+  }
+}

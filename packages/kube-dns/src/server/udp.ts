@@ -1,0 +1,78 @@
+// The UDP listener: bytes in, handler, bytes out. Never lets a bad packet or a failing send
+// take the process down.
+import { createSocket, type Socket } from 'node:dgram';
+import { isIP } from 'node:net';
+import type { Logger } from '@kube-dns/config';
+import type { DnsHandler } from './handler.js';
+
+export class UdpListener {
+  private socket: Socket | undefined;
+  private inflight = 0;
+  private closing = false;
+  private drained: (() => void) | undefined;
+
+  constructor(
+    private readonly handler: Pick<DnsHandler, 'handle'>,
+    private readonly log: Logger,
+  ) {}
+
+  listen(host: string, port: number): Promise<number> {
+    const sock = createSocket({ type: isIP(host) === 6 ? 'udp6' : 'udp4', reuseAddr: false });
+    this.socket = sock;
+    sock.on('message', (msg, rinfo) => this.onMessage(msg, rinfo.address, rinfo.port));
+    sock.on('error', (e) => this.log.error({ err: e.message }, 'UDP socket error'));
+    return new Promise((resolve, reject) => {
+      sock.once('error', reject);
+      sock.bind(port, host, () => {
+        sock.off('error', reject);
+        try {
+          sock.setRecvBufferSize(4 * 1024 * 1024); // absorb bursts (ndots:5 fans one lookup out to many)
+        } catch {
+          /* not permitted: keep the default */
+        }
+        resolve(sock.address().port);
+      });
+    });
+  }
+
+  private onMessage(msg: Buffer, address: string, port: number): void {
+    if (this.closing) return;
+    const r = this.handler.handle(msg, 'udp');
+    if (r === undefined) return;
+    if (Buffer.isBuffer(r)) {
+      this.send(r, address, port);
+      return;
+    }
+    this.inflight++;
+    r.then(
+      (reply) => reply && this.send(reply, address, port),
+      () => undefined,
+    ).finally(() => {
+      if (--this.inflight === 0 && this.drained) this.drained();
+    });
+  }
+
+  private send(reply: Buffer, address: string, port: number): void {
+    const sock = this.socket;
+    if (!sock) return;
+    try {
+      sock.send(reply, port, address, (err) => err && this.log.debug({ err: err.message }, 'UDP send failed'));
+    } catch {
+      /* socket closed meanwhile */
+    }
+  }
+
+  /** Stops taking queries, waits (up to timeoutMs) for those in flight, closes the socket. */
+  async close(timeoutMs = 4000): Promise<void> {
+    this.closing = true;
+    if (this.inflight > 0) {
+      await new Promise<void>((resolve) => {
+        this.drained = resolve;
+        setTimeout(resolve, timeoutMs).unref();
+      });
+    }
+    const sock = this.socket;
+    this.socket = undefined;
+    if (sock) await new Promise<void>((r) => sock.close(() => r()));
+  }
+}

@@ -1,0 +1,138 @@
+// Reads what the hot path needs straight from the query bytes: header, the one question and the
+// EDNS0 OPT record. No allocation beyond the lower-cased name; no dns-packet decode.
+
+export const enum Flag {
+  QR = 0x8000,
+  AA = 0x0400,
+  TC = 0x0200,
+  RD = 0x0100,
+  RA = 0x0080,
+  AD = 0x0020,
+  CD = 0x0010,
+}
+
+export const RCODE = { NOERROR: 0, FORMERR: 1, SERVFAIL: 2, NXDOMAIN: 3, NOTIMP: 4, REFUSED: 5 } as const;
+export const TYPE_OPT = 41;
+export const TYPE_ANY = 255;
+export const CLASS_IN = 1;
+
+export interface ParsedQuery {
+  id: number;
+  flags: number;
+  opcode: number;
+  /** The question name as sent (case preserved), without trailing dot; '' for the root. */
+  name: string;
+  /** Lower-cased name: the cache and lookup key. */
+  lname: string;
+  qtype: number;
+  qclass: number;
+  /** Offset and length of the question's name in the query bytes (for copying into cached replies). */
+  nameOffset: number;
+  nameLength: number;
+  /** Offset just after the question section. */
+  questionEnd: number;
+  /** EDNS0: undefined when the query has no OPT record. */
+  edns?: { udpSize: number; version: number; dnssecOk: boolean };
+}
+
+export type ParseResult =
+  | { ok: true; query: ParsedQuery }
+  /** id is undefined when the message is too short to answer at all. */
+  | { ok: false; id: number | undefined; reason: string; opcode?: number; flags?: number };
+
+/** Parses a query. Anything malformed returns a reason (the server answers FORMERR or drops). */
+export function parseQuery(buf: Buffer): ParseResult {
+  if (buf.length < 12) return { ok: false, id: undefined, reason: 'shorter than a DNS header' };
+  const id = buf.readUInt16BE(0);
+  const flags = buf.readUInt16BE(2);
+  const opcode = (flags >> 11) & 0xf;
+  if (flags & Flag.QR) return { ok: false, id: undefined, reason: 'a response, not a query' }; // never answer answers
+  const qdcount = buf.readUInt16BE(4);
+  const ancount = buf.readUInt16BE(6);
+  const nscount = buf.readUInt16BE(8);
+  const arcount = buf.readUInt16BE(10);
+  if (qdcount !== 1) return { ok: false, id, reason: `${qdcount} questions`, opcode, flags };
+  // read the name: labels only (no compression pointer is valid in a question we parse first)
+  let off = 12;
+  const labels: string[] = [];
+  let total = 0;
+  for (;;) {
+    if (off >= buf.length) return { ok: false, id, reason: 'question name runs past the end', opcode, flags };
+    const len = buf[off]!;
+    if (len === 0) {
+      off++;
+      break;
+    }
+    if (len > 63) return { ok: false, id, reason: 'bad label length or compression in question', opcode, flags };
+    if (off + 1 + len > buf.length) return { ok: false, id, reason: 'question label runs past the end', opcode, flags };
+    total += len + 1;
+    if (total > 254) return { ok: false, id, reason: 'question name longer than 255 octets', opcode, flags };
+    labels.push(buf.toString('latin1', off + 1, off + 1 + len));
+    off += 1 + len;
+  }
+  if (off + 4 > buf.length) return { ok: false, id, reason: 'question type/class missing', opcode, flags };
+  const qtype = buf.readUInt16BE(off);
+  const qclass = buf.readUInt16BE(off + 2);
+  const questionEnd = off + 4;
+  const name = labels.join('.');
+  for (let i = 0; i < labels.length; i++) {
+    if (labels[i]!.includes('.')) return { ok: false, id, reason: 'a label contains a dot', opcode, flags };
+  }
+  const query: ParsedQuery = {
+    id,
+    flags,
+    opcode,
+    name,
+    lname: name.toLowerCase(),
+    qtype,
+    qclass,
+    nameOffset: 12,
+    nameLength: off - 12,
+    questionEnd,
+  };
+  // EDNS0: look for the OPT record among the additional records (skipping any answer/authority RRs).
+  if (arcount > 0) {
+    let p = questionEnd;
+    const rrs = ancount + nscount + arcount;
+    for (let i = 0; i < rrs; i++) {
+      const nameEnd = skipName(buf, p);
+      if (nameEnd < 0 || nameEnd + 10 > buf.length) return { ok: false, id, reason: 'malformed resource record', opcode, flags };
+      const type = buf.readUInt16BE(nameEnd);
+      const rdlen = buf.readUInt16BE(nameEnd + 8);
+      if (nameEnd + 10 + rdlen > buf.length) return { ok: false, id, reason: 'resource record runs past the end', opcode, flags };
+      if (type === TYPE_OPT && i >= ancount + nscount) {
+        if (query.edns) return { ok: false, id, reason: 'more than one OPT record', opcode, flags };
+        const ttl = buf.readUInt32BE(nameEnd + 4);
+        query.edns = { udpSize: buf.readUInt16BE(nameEnd + 2), version: (ttl >>> 16) & 0xff, dnssecOk: (ttl & 0x8000) !== 0 };
+      }
+      p = nameEnd + 10 + rdlen;
+    }
+  }
+  return { ok: true, query };
+}
+
+function skipName(buf: Buffer, off: number): number {
+  for (let guard = 0; guard < 128; guard++) {
+    if (off >= buf.length) return -1;
+    const len = buf[off]!;
+    if (len === 0) return off + 1;
+    if ((len & 0xc0) === 0xc0) return off + 2 > buf.length ? -1 : off + 2;
+    if (len > 63) return -1;
+    off += 1 + len;
+  }
+  return -1;
+}
+
+/** A minimal reply (header + the question if readable): FORMERR, SERVFAIL, REFUSED, NOTIMP. */
+export function errorReply(query: Buffer, id: number, rcode: number, questionEnd?: number, extraFlags = 0): Buffer {
+  const qlen = questionEnd !== undefined ? questionEnd - 12 : 0;
+  const out = Buffer.alloc(12 + qlen);
+  out.writeUInt16BE(id, 0);
+  const qflags = query.length >= 4 ? query.readUInt16BE(2) : 0;
+  out.writeUInt16BE(Flag.QR | (qflags & (0x7800 | Flag.RD | Flag.CD)) | extraFlags | rcode, 2);
+  if (qlen > 0) {
+    out.writeUInt16BE(1, 4);
+    query.copy(out, 12, 12, questionEnd);
+  }
+  return out;
+}
