@@ -1,3 +1,5 @@
 export * from './dns-server.js';
 export * from './dnsmasq.js';
 export * from './ports.js';
+export * from './fake-apiserver/index.js';
+export * from './fixtures.js';

@@ -1,0 +1,132 @@
+// Where kube-dns finds the API server, as the original (clientcmd.BuildConfigFromFlags):
+//   --kubecfg-file          that kubeconfig (its current context)
+//   --kube-master-url       that server, overriding the kubeconfig's (or alone: no credentials)
+//   neither                 the pod's service account (KUBERNETES_SERVICE_HOST/PORT, token, CA)
+import { accessSync } from 'node:fs';
+import { KubeConfig, type Cluster } from '@kubernetes/client-node';
+
+export class KubeConfigError extends Error {
+  override name = 'KubeConfigError';
+}
+
+export interface KubeConfigSource {
+  kubecfgFile?: string;
+  masterUrl?: string;
+  /** Root prefixed to /var/run/secrets/kubernetes.io/serviceaccount (tests). Default ''. */
+  inClusterRoot?: string;
+  env?: NodeJS.ProcessEnv;
+}
+
+/** Go's os.ExpandEnv: $VAR and ${VAR}; unset variables become ''. */
+export function expandEnv(s: string, env: NodeJS.ProcessEnv = process.env): string {
+  return s.replace(/\$\{([^}]*)\}|\$([A-Za-z0-9_]+)/g, (_m, braced: string | undefined, bare: string | undefined) => env[braced ?? bare ?? ''] ?? '');
+}
+
+/**
+ * Validates --kube-master-url after env expansion, as the original does (scheme and host
+ * required). Unlike the original, which validates the expanded form but then uses the raw one,
+ * we use the expanded URL: a `$VAR` in the flag would otherwise never work.
+ */
+export function parseMasterUrl(raw: string, env: NodeJS.ProcessEnv = process.env): string {
+  const expanded = expandEnv(raw, env);
+  let u: URL;
+  try {
+    u = new URL(expanded);
+  } catch {
+    throw new KubeConfigError(`invalid --kube-master-url ${JSON.stringify(raw)}: not a URL (expanded: ${JSON.stringify(expanded)}); want e.g. https://10.0.0.1:443`);
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') {
+    throw new KubeConfigError(`invalid --kube-master-url ${JSON.stringify(raw)}: scheme must be http or https, got ${JSON.stringify(u.protocol.replace(/:$/, ''))}`);
+  }
+  if (u.hostname === '') {
+    throw new KubeConfigError(`invalid --kube-master-url ${JSON.stringify(raw)}: no host`);
+  }
+  return expanded.replace(/\/+$/, '');
+}
+
+function withServer(kc: KubeConfig, server: string): KubeConfig {
+  const current = kc.getCurrentCluster();
+  const out = new KubeConfig();
+  const cluster: Cluster = {
+    ...(current ?? { name: 'kube-master-url' }),
+    server,
+    // Plain http has no TLS to verify; client-node refuses http:// unless this is set.
+    skipTLSVerify: server.startsWith('http:') ? true : (current?.skipTLSVerify ?? false),
+  };
+  if (!current) {
+    out.loadFromClusterAndUser(cluster, { name: 'kube-master-url' });
+    return out;
+  }
+  out.loadFromOptions({
+    clusters: kc.getClusters().map((c) => (c.name === current.name ? cluster : c)),
+    users: kc.getUsers(),
+    contexts: kc.getContexts(),
+    currentContext: kc.getCurrentContext(),
+  });
+  return out;
+}
+
+function loadInCluster(root: string, env: NodeJS.ProcessEnv): KubeConfig {
+  const host = env['KUBERNETES_SERVICE_HOST'];
+  const port = env['KUBERNETES_SERVICE_PORT'];
+  if (!host || !port) {
+    throw new KubeConfigError(
+      'no API server configured: neither --kubecfg-file nor --kube-master-url is set, and this is not a pod ' +
+        '(KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT are unset)',
+    );
+  }
+  const token = `${root}/var/run/secrets/kubernetes.io/serviceaccount/token`;
+  try {
+    accessSync(token);
+  } catch (e) {
+    throw new KubeConfigError(`in-cluster config: cannot read the service account token ${token}: ${(e as Error).message}`);
+  }
+  // client-node reads KUBERNETES_SERVICE_* from process.env.
+  const saved = { h: process.env['KUBERNETES_SERVICE_HOST'], p: process.env['KUBERNETES_SERVICE_PORT'] };
+  process.env['KUBERNETES_SERVICE_HOST'] = host;
+  process.env['KUBERNETES_SERVICE_PORT'] = port;
+  try {
+    const kc = new KubeConfig();
+    kc.loadFromCluster(root);
+    return kc;
+  } finally {
+    restoreEnv('KUBERNETES_SERVICE_HOST', saved.h);
+    restoreEnv('KUBERNETES_SERVICE_PORT', saved.p);
+  }
+}
+
+function restoreEnv(name: string, value: string | undefined): void {
+  if (value === undefined) delete process.env[name];
+  else process.env[name] = value;
+}
+
+export function loadKubeConfig(src: KubeConfigSource = {}): KubeConfig {
+  const env = src.env ?? process.env;
+  const master = src.masterUrl ? parseMasterUrl(src.masterUrl, env) : undefined;
+  if (src.kubecfgFile) {
+    const kc = new KubeConfig();
+    try {
+      kc.loadFromFile(src.kubecfgFile);
+    } catch (e) {
+      throw new KubeConfigError(`cannot load --kubecfg-file ${src.kubecfgFile}: ${(e as Error).message}`);
+    }
+    if (!master && !kc.getCurrentCluster()) {
+      throw new KubeConfigError(
+        `--kubecfg-file ${src.kubecfgFile}: no cluster for the current context ${JSON.stringify(kc.getCurrentContext() ?? '')}`,
+      );
+    }
+    const out = master ? withServer(kc, master) : kc;
+    checkUsable(out, `--kubecfg-file ${src.kubecfgFile}`);
+    return out;
+  }
+  if (master) return withServer(new KubeConfig(), master);
+  return loadInCluster(src.inClusterRoot ?? '', env);
+}
+
+function checkUsable(kc: KubeConfig, what: string): void {
+  const server = kc.getCurrentCluster()?.server ?? '';
+  if (server.startsWith('http:') && !kc.getCurrentCluster()?.skipTLSVerify) {
+    // client-node would fail every request with a less helpful message.
+    throw new KubeConfigError(`${what}: server ${server} is plain http; set insecure-skip-tls-verify: true on the cluster or use https`);
+  }
+}

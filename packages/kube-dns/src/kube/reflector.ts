@@ -1,0 +1,316 @@
+// List-then-watch of one resource, kept in step with the API server forever:
+//   list (paged, consistent snapshot) → apply → delete what vanished → watch from the list's RV
+//   watch ends        → watch again from the last RV seen (no loss, no duplicates)
+//   410 Gone          → list again
+//   anything failing  → retry after an exponential, jittered backoff; log what failed and when next
+// Only key → resourceVersion is kept, never whole objects: memory stays flat with cluster size.
+import { EventEmitter } from 'node:events';
+import { randomInt } from 'node:crypto';
+import { setImmediate as yieldToLoop } from 'node:timers/promises';
+import type { KubeConfig } from '@kubernetes/client-node';
+import type { Logger } from '@kube-dns/config';
+import { Backoff, type BackoffOptions } from './backoff.js';
+import { realClock, type Clock } from './clock.js';
+import { describeError, isGone } from './errors.js';
+import type { ListFn } from './list-api.js';
+import { watchOnce, type RunningWatch, type WatchEventObject, type WatchOutcome } from './watch-once.js';
+
+export interface ObjectWithMeta {
+  metadata?: { name?: string; namespace?: string; resourceVersion?: string };
+}
+
+export interface ReflectorHandler<T> {
+  upsert(obj: T): void;
+  /** The object is gone (a DELETED event, or absent from a relist). */
+  delete(namespace: string, name: string): void;
+}
+
+export interface ReflectorOptions<T> {
+  /** 'services', ...: for logs and stats. */
+  resource: string;
+  kc: KubeConfig;
+  /** Cluster-wide collection path the watch uses, e.g. /api/v1/services. */
+  watchPath: string;
+  list: ListFn<T>;
+  handler: ReflectorHandler<T>;
+  log: Logger;
+  clock?: Clock;
+  /** Objects per list page. Default 500 (client-go's pager). */
+  pageSize?: number;
+  /** Yield to the event loop after applying this many objects, so DNS is served during a big list. Default 200. */
+  yieldEvery?: number;
+  backoff?: Partial<BackoffOptions>;
+  /** Abort a list page that takes longer. Default 60 s. */
+  listTimeoutMs?: number;
+  /** Server-side watch timeout, picked at random in [min, max] s per watch. Default 300-600. */
+  watchTimeoutSeconds?: { min: number; max: number };
+  /** A watch that lasted this long (or delivered any event) resets the backoff. Default 30 s. */
+  healthyWatchMs?: number;
+}
+
+export interface ReflectorStats {
+  /** Objects currently known. */
+  objects: number;
+  /** Full lists after the first one (410s, expired continue tokens). */
+  relists: number;
+  /** Watches started after the first one. */
+  watchRestarts: number;
+  /** Failed lists and watches, and handler exceptions. */
+  errors: number;
+  /** Epoch ms of the last ADDED/MODIFIED/DELETED applied from a watch; null before any. */
+  lastEventAt: number | null;
+  /** Epoch ms of the last completed list; null before the first. */
+  lastSyncAt: number | null;
+  synced: boolean;
+  /** The last resourceVersion seen ('' before the first list). */
+  resourceVersion: string;
+  /** What failed last (list, watch or handler), null if nothing did yet. */
+  lastError: string | null;
+}
+
+/**
+ * Events: 'synced' (once, after the first complete list), 'listed' (every complete list),
+ * 'watching' (each watch accepted by the server).
+ */
+export class Reflector<T extends ObjectWithMeta> extends EventEmitter {
+  private readonly known = new Map<string, string>();
+  private readonly clock: Clock;
+  private readonly backoff: Backoff;
+  private readonly stopper = new AbortController();
+  private current: RunningWatch | undefined;
+  private loop: Promise<void> | undefined;
+  private lists = 0;
+  private watches = 0;
+  private errorCount = 0;
+  private lastError: string | null = null;
+  private lastEventAt: number | null = null;
+  private lastSyncAt: number | null = null;
+  private rv = '';
+  private isSynced = false;
+
+  constructor(private readonly o: ReflectorOptions<T>) {
+    super();
+    this.clock = o.clock ?? realClock;
+    this.backoff = new Backoff(o.backoff, () => this.clock.random());
+  }
+
+  get synced(): boolean {
+    return this.isSynced;
+  }
+
+  start(): void {
+    this.loop ??= this.run().catch((e: unknown) => {
+      // Unreachable by design (every step catches); if it happens, say so loudly.
+      this.o.log.error({ resource: this.o.resource, err: describeError(e) }, 'reflector loop died');
+    });
+  }
+
+  /** Aborts the list, watch or sleep in progress; resolves once nothing is left running. */
+  async stop(): Promise<void> {
+    this.stopper.abort();
+    this.current?.abort();
+    await this.loop;
+  }
+
+  private get stopped(): boolean {
+    return this.stopper.signal.aborted;
+  }
+
+  stats(): ReflectorStats {
+    return {
+      objects: this.known.size,
+      relists: Math.max(0, this.lists - 1),
+      watchRestarts: Math.max(0, this.watches - 1),
+      errors: this.errorCount,
+      lastEventAt: this.lastEventAt,
+      lastSyncAt: this.lastSyncAt,
+      synced: this.isSynced,
+      resourceVersion: this.rv,
+      lastError: this.lastError,
+    };
+  }
+
+  private async run(): Promise<void> {
+    let needList = true;
+    while (!this.stopped) {
+      if (needList) {
+        if (!(await this.listAll())) return;
+        needList = false;
+      }
+      const started = this.clock.now();
+      let events = 0;
+      this.watches++;
+      const w = watchOnce({
+        kc: this.o.kc,
+        path: this.o.watchPath,
+        resourceVersion: this.rv,
+        timeoutSeconds: this.pickWatchTimeout(),
+        graceMs: 60_000,
+        onEvent: (type, obj) => {
+          events++;
+          this.onWatchEvent(type, obj);
+        },
+        onEstablished: () => this.emit('watching'),
+      });
+      this.current = w;
+      const outcome: WatchOutcome = await w.done;
+      this.current = undefined;
+      if (this.stopped || outcome.kind === 'aborted') return;
+
+      const healthy = events > 0 || this.clock.now() - started >= (this.o.healthyWatchMs ?? 30_000);
+      if (healthy) this.backoff.reset();
+      const delay = healthy ? 0 : this.backoff.next();
+      const ctx = { resource: this.o.resource, resourceVersion: this.rv, events, retryInMs: delay };
+      if (outcome.kind === 'expired') {
+        needList = true;
+        this.o.log.info({ ...ctx, reason: outcome.message }, 'watch resourceVersion expired (410); relisting');
+      } else if (outcome.kind === 'error') {
+        this.noteError(`watch: ${outcome.message}`);
+        this.o.log.warn({ ...ctx, err: outcome.message }, 'watch failed; retrying');
+      } else {
+        this.o.log.debug(ctx, 'watch closed by the server; resuming');
+      }
+      if (delay > 0) await this.clock.sleep(delay, this.stopper.signal);
+    }
+  }
+
+  private pickWatchTimeout(): number {
+    const { min, max } = this.o.watchTimeoutSeconds ?? { min: 300, max: 600 };
+    return max > min ? randomInt(min, max + 1) : min;
+  }
+
+  private key(obj: ObjectWithMeta): string | undefined {
+    const name = obj?.metadata?.name;
+    return name ? `${obj.metadata?.namespace ?? ''}/${name}` : undefined;
+  }
+
+  private onWatchEvent(type: string, obj: WatchEventObject): void {
+    const rv = obj?.metadata?.resourceVersion;
+    if (type === 'BOOKMARK') {
+      if (rv) this.rv = rv;
+      return;
+    }
+    const key = this.key(obj);
+    if (!key) return;
+    if (type === 'ADDED' || type === 'MODIFIED') {
+      if (rv === undefined || this.known.get(key) !== rv) {
+        this.known.set(key, rv ?? '');
+        this.safely(() => this.o.handler.upsert(obj as T), key);
+      }
+    } else if (type === 'DELETED') {
+      this.known.delete(key);
+      this.safely(() => this.o.handler.delete(obj.metadata?.namespace ?? '', obj.metadata!.name!), key);
+    } else {
+      return;
+    }
+    if (rv) this.rv = rv;
+    this.lastEventAt = this.clock.now();
+  }
+
+  private noteError(what: string): void {
+    this.errorCount++;
+    this.lastError = what;
+  }
+
+  private safely(fn: () => void, key: string): void {
+    try {
+      fn();
+    } catch (e) {
+      this.noteError(`applying ${key}: ${describeError(e)}`);
+      this.o.log.error({ resource: this.o.resource, key, err: describeError(e) }, 'applying an object failed; skipped');
+    }
+  }
+
+  /** A full paged list; false when stopped. Failing pages are retried (with backoff) forever. */
+  private async listAll(): Promise<boolean> {
+    const limit = this.o.pageSize ?? 500;
+    const yieldEvery = this.o.yieldEvery ?? 200;
+    let seen = new Set<string>();
+    let token: string | undefined;
+    let listRv: string | undefined;
+    let sinceYield = 0;
+    for (;;) {
+      if (this.stopped) return false;
+      let page;
+      try {
+        page = await this.listPage(limit, token);
+      } catch (e) {
+        if (this.stopped) return false;
+        this.noteError(`list: ${describeError(e)}`);
+        const delay = this.backoff.next();
+        if (isGone(e) && token !== undefined) {
+          // The snapshot behind the continue token is gone: a consistent list must start over.
+          token = undefined;
+          listRv = undefined;
+          seen = new Set();
+        }
+        this.o.log.warn(
+          { resource: this.o.resource, err: describeError(e), page: token === undefined ? 'first' : 'next', retryInMs: delay },
+          'list failed; retrying',
+        );
+        await this.clock.sleep(delay, this.stopper.signal);
+        continue;
+      }
+      listRv ??= page.metadata?.resourceVersion ?? '';
+      for (const obj of page.items ?? []) {
+        const key = this.key(obj);
+        if (!key) continue;
+        seen.add(key);
+        const rv = obj.metadata?.resourceVersion ?? '';
+        if (this.known.get(key) !== rv || rv === '') {
+          this.known.set(key, rv);
+          this.safely(() => this.o.handler.upsert(obj), key);
+        }
+        if (++sinceYield >= yieldEvery) {
+          sinceYield = 0;
+          await yieldToLoop();
+        }
+      }
+      token = page.metadata?._continue || undefined;
+      if (!token) break;
+    }
+    let deleted = 0;
+    for (const key of [...this.known.keys()]) {
+      if (seen.has(key)) continue;
+      this.known.delete(key);
+      deleted++;
+      const slash = key.indexOf('/');
+      this.safely(() => this.o.handler.delete(key.slice(0, slash), key.slice(slash + 1)), key);
+      if (++sinceYield >= yieldEvery) {
+        sinceYield = 0;
+        await yieldToLoop();
+      }
+    }
+    this.rv = listRv ?? '';
+    this.lists++;
+    this.lastSyncAt = this.clock.now();
+    this.o.log.info(
+      { resource: this.o.resource, objects: this.known.size, deleted, resourceVersion: this.rv, relist: this.lists > 1 },
+      'listed',
+    );
+    this.emit('listed');
+    if (!this.isSynced) {
+      this.isSynced = true;
+      this.emit('synced');
+    }
+    return true;
+  }
+
+  private async listPage(limit: number, continueToken: string | undefined) {
+    const ctl = new AbortController();
+    const onStop = (): void => ctl.abort();
+    this.stopper.signal.addEventListener('abort', onStop, { once: true });
+    const timeoutMs = this.o.listTimeoutMs ?? 60_000;
+    const timer = setTimeout(() => ctl.abort(new Error(`list timed out after ${timeoutMs} ms`)), timeoutMs);
+    try {
+      return await this.o.list({ limit, ...(continueToken !== undefined && { continueToken }), signal: ctl.signal });
+    } catch (e) {
+      // An abort surfaces as a bare AbortError; report why it was aborted instead.
+      if (ctl.signal.aborted && ctl.signal.reason instanceof Error && !this.stopped) throw ctl.signal.reason;
+      throw e;
+    } finally {
+      clearTimeout(timer);
+      this.stopper.signal.removeEventListener('abort', onStop);
+    }
+  }
+}

@@ -1,0 +1,161 @@
+// Services, EndpointSlices and (optionally) Pods from the API server into the zone. The zone
+// keeps serving the last known records whatever happens to the API server; this only ever logs
+// and retries.
+import { EventEmitter } from 'node:events';
+import type { KubeConfig, V1EndpointSlice, V1Pod, V1Service } from '@kubernetes/client-node';
+import type { Logger } from '@kube-dns/config';
+import { podFromKube, serviceFromKube, sliceFromKube } from '../records/from-kube.js';
+import type { ZoneWriter } from '../records/types.js';
+import type { BackoffOptions } from './backoff.js';
+import type { Clock } from './clock.js';
+import { listFunction, WATCH_PATHS, type ListFn, type WatchedResource } from './list-api.js';
+import { Reflector, type ReflectorHandler, type ReflectorStats } from './reflector.js';
+
+export interface KubeSyncOptions {
+  kc: KubeConfig;
+  zone: ZoneWriter;
+  /** Pod records in 'verified' mode need pods; 'insecure' (the default) does not. */
+  watchPods: boolean;
+  log: Logger;
+  clock?: Clock;
+  pageSize?: number;
+  backoff?: Partial<BackoffOptions>;
+  listTimeoutMs?: number;
+  watchTimeoutSeconds?: { min: number; max: number };
+}
+
+export type KubeSyncStats = Partial<Record<WatchedResource, ReflectorStats>>;
+
+function handlerFor(resource: WatchedResource, zone: ZoneWriter): ReflectorHandler<unknown> {
+  // An object the converter rejects (e.g. a slice that lost its service-name label) may have
+  // been valid before: remove what it produced.
+  switch (resource) {
+    case 'services':
+      return {
+        upsert(o) {
+          const s = serviceFromKube(o as V1Service);
+          const m = (o as V1Service).metadata;
+          if (s) zone.setService(s);
+          else if (m?.name) zone.deleteService(m.namespace ?? '', m.name);
+        },
+        delete: (ns, name) => zone.deleteService(ns, name),
+      };
+    case 'endpointslices':
+      return {
+        upsert(o) {
+          const s = sliceFromKube(o as V1EndpointSlice);
+          const m = (o as V1EndpointSlice).metadata;
+          if (s) zone.setSlice(s);
+          else if (m?.name) zone.deleteSlice(m.namespace ?? '', m.name);
+        },
+        delete: (ns, name) => zone.deleteSlice(ns, name),
+      };
+    case 'pods':
+      return {
+        upsert(o) {
+          const p = podFromKube(o as V1Pod);
+          const m = (o as V1Pod).metadata;
+          if (p) zone.setPod(p);
+          else if (m?.name) zone.deletePod(m.namespace ?? '', m.name);
+        },
+        delete: (ns, name) => zone.deletePod(ns, name),
+      };
+  }
+}
+
+/** Events: 'synced' once every reflector finished its first list. */
+export class KubeSync extends EventEmitter {
+  private readonly reflectors = new Map<WatchedResource, Reflector<never>>();
+  private started = false;
+  private isSynced = false;
+
+  constructor(private readonly o: KubeSyncOptions) {
+    super();
+    const resources: WatchedResource[] = ['services', 'endpointslices', ...(o.watchPods ? (['pods'] as const) : [])];
+    for (const resource of resources) {
+      const r = new Reflector<never>({
+        resource,
+        kc: o.kc,
+        watchPath: WATCH_PATHS[resource],
+        list: listFunction(o.kc, resource) as ListFn<never>,
+        handler: handlerFor(resource, o.zone),
+        log: o.log,
+        ...(o.clock && { clock: o.clock }),
+        ...(o.pageSize !== undefined && { pageSize: o.pageSize }),
+        ...(o.backoff && { backoff: o.backoff }),
+        ...(o.listTimeoutMs !== undefined && { listTimeoutMs: o.listTimeoutMs }),
+        ...(o.watchTimeoutSeconds && { watchTimeoutSeconds: o.watchTimeoutSeconds }),
+      });
+      r.once('synced', () => this.checkSynced());
+      this.reflectors.set(resource, r);
+    }
+  }
+
+  /** True once services, endpointslices (and pods if watched) were each listed once. Stays true. */
+  get synced(): boolean {
+    return this.isSynced;
+  }
+
+  /** Resources being watched, in start order. */
+  get resources(): WatchedResource[] {
+    return [...this.reflectors.keys()];
+  }
+
+  start(): void {
+    if (this.started) return;
+    this.started = true;
+    this.o.log.info({ server: this.o.kc.getCurrentCluster()?.server, resources: this.resources }, 'starting API sync');
+    for (const r of this.reflectors.values()) r.start();
+  }
+
+  /** Aborts every list, watch and retry wait; resolves when none is left. */
+  async stop(): Promise<void> {
+    await Promise.all([...this.reflectors.values()].map((r) => r.stop()));
+  }
+
+  /**
+   * Resolves when synced (at once if already). With a timeout, rejects after it with what is
+   * still missing and why (kube-dns exits when the initial sync does not finish in time).
+   */
+  waitForSync(timeoutMs?: number): Promise<void> {
+    if (this.isSynced) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const onSynced = (): void => {
+        clearTimeout(timer);
+        resolve();
+      };
+      const timer =
+        timeoutMs === undefined
+          ? undefined
+          : setTimeout(() => {
+              this.off('synced', onSynced);
+              reject(new Error(`API sync not complete after ${timeoutMs} ms: ${this.pending()}`));
+            }, timeoutMs);
+      this.once('synced', onSynced);
+    });
+  }
+
+  /** e.g. "endpointslices not listed (3 errors, last: list: HTTP 403: forbidden)". */
+  private pending(): string {
+    return [...this.reflectors]
+      .filter(([, r]) => !r.synced)
+      .map(([name, r]) => {
+        const st = r.stats();
+        return `${name} not listed (${st.errors} errors${st.lastError ? `, last: ${st.lastError}` : ''})`;
+      })
+      .join('; ');
+  }
+
+  stats(): KubeSyncStats {
+    const out: KubeSyncStats = {};
+    for (const [name, r] of this.reflectors) out[name] = r.stats();
+    return out;
+  }
+
+  private checkSynced(): void {
+    if (this.isSynced || ![...this.reflectors.values()].every((r) => r.synced)) return;
+    this.isSynced = true;
+    this.o.log.info({ stats: this.stats() }, 'API sync complete');
+    this.emit('synced');
+  }
+}

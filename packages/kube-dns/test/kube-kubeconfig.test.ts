@@ -1,0 +1,85 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { CoreV1Api } from '@kubernetes/client-node';
+import { startFakeApiServer, tempDir } from '@kube-dns/testkit';
+import { expandEnv, KubeConfigError, loadKubeConfig, parseMasterUrl } from '../src/kube/index.js';
+
+test('--kubecfg-file: the file\'s current context is used, and its credentials work', async (t) => {
+  const api = await startFakeApiServer();
+  t.after(() => api.close());
+  const kc = loadKubeConfig({ kubecfgFile: api.kubeconfigPath });
+  assert.equal(kc.getCurrentCluster()?.server, api.url);
+  const list = await kc.makeApiClient(CoreV1Api).listServiceForAllNamespaces();
+  assert.deepEqual(list.items, []);
+});
+
+test('--kube-master-url overrides the kubeconfig server and keeps its credentials', async (t) => {
+  const api = await startFakeApiServer();
+  t.after(() => api.close());
+  const kc = loadKubeConfig({ kubecfgFile: api.kubeconfigPath, masterUrl: `http://127.0.0.1:${api.port}/` });
+  assert.equal(kc.getCurrentCluster()?.server, `http://127.0.0.1:${api.port}`);
+  assert.equal(kc.getCurrentUser()?.token, api.token);
+  await kc.makeApiClient(CoreV1Api).listServiceForAllNamespaces();
+});
+
+test('--kube-master-url alone: that server, no credentials; env vars are expanded', () => {
+  const env = { API_HOST: '10.0.0.1', API_PORT: '8080' };
+  const kc = loadKubeConfig({ masterUrl: 'http://${API_HOST}:$API_PORT', env });
+  assert.equal(kc.getCurrentCluster()?.server, 'http://10.0.0.1:8080');
+  assert.equal(kc.getCurrentCluster()?.skipTLSVerify, true);
+  assert.equal(kc.getCurrentUser()?.token, undefined);
+  const https = loadKubeConfig({ masterUrl: 'https://api.example:6443' });
+  assert.equal(https.getCurrentCluster()?.skipTLSVerify, false);
+  assert.equal(expandEnv('$UNSET_VAR_X-${ALSO_UNSET}', {}), '-');
+});
+
+test('a bad --kube-master-url says what is wrong', () => {
+  const cases: [string, RegExp][] = [
+    ['not a url', /invalid --kube-master-url "not a url": not a URL/],
+    ['ftp://host', /scheme must be http or https, got "ftp"/],
+    ['$NOPE', /invalid --kube-master-url "\$NOPE": not a URL \(expanded: ""\)/],
+  ];
+  for (const [url, re] of cases) {
+    assert.throws(() => parseMasterUrl(url, {}), (e: Error) => e instanceof KubeConfigError && re.test(e.message));
+    assert.throws(() => loadKubeConfig({ masterUrl: url, env: {} }), re);
+  }
+});
+
+test('a missing or broken kubeconfig file names the file', async (t) => {
+  const dir = await tempDir();
+  t.after(dir.cleanup);
+  assert.throws(() => loadKubeConfig({ kubecfgFile: join(dir.path, 'nope') }), /cannot load --kubecfg-file .*nope: ENOENT/);
+  const noCtx = join(dir.path, 'empty.yaml');
+  await writeFile(noCtx, 'apiVersion: v1\nkind: Config\nclusters: []\ncontexts: []\nusers: []\n');
+  assert.throws(() => loadKubeConfig({ kubecfgFile: noCtx }), /empty\.yaml: no cluster for the current context/);
+  const plain = join(dir.path, 'plain.yaml');
+  await writeFile(
+    plain,
+    JSON.stringify({
+      clusters: [{ name: 'c', cluster: { server: 'http://10.0.0.1:8080' } }],
+      users: [{ name: 'u', user: {} }],
+      contexts: [{ name: 'x', context: { cluster: 'c', user: 'u' } }],
+      'current-context': 'x',
+    }),
+  );
+  assert.throws(() => loadKubeConfig({ kubecfgFile: plain }), /plain http; set insecure-skip-tls-verify/);
+});
+
+test('neither flag: the pod service account, or a clear error outside a pod', async (t) => {
+  assert.throws(() => loadKubeConfig({ env: {} }), /neither --kubecfg-file nor --kube-master-url .*KUBERNETES_SERVICE_HOST/);
+  const root = await tempDir();
+  t.after(root.cleanup);
+  const env = { KUBERNETES_SERVICE_HOST: 'fd00::1', KUBERNETES_SERVICE_PORT: '443' };
+  assert.throws(() => loadKubeConfig({ env, inClusterRoot: root.path }), /cannot read the service account token .*serviceaccount\/token/);
+  const sa = join(root.path, 'var/run/secrets/kubernetes.io/serviceaccount');
+  await mkdir(sa, { recursive: true });
+  await writeFile(join(sa, 'token'), 'sa-token');
+  await writeFile(join(sa, 'ca.crt'), 'not really a CA');
+  const before = process.env['KUBERNETES_SERVICE_HOST'];
+  const kc = loadKubeConfig({ env, inClusterRoot: root.path });
+  assert.equal(kc.getCurrentCluster()?.server, 'https://[fd00::1]:443');
+  assert.equal(kc.getCurrentCluster()?.caFile, join(sa, 'ca.crt'));
+  assert.equal(process.env['KUBERNETES_SERVICE_HOST'], before, 'process env left as it was');
+});

@@ -1,0 +1,115 @@
+// Builders of the API objects kube-dns reads, typed as @kubernetes/client-node delivers them.
+// Feed them to the fake API server (`upsert('services', clusterIPService(...))`) or to pure code.
+import type { V1EndpointSlice, V1Pod, V1Service, V1ServicePort } from '@kubernetes/client-node';
+
+export interface PortSpec {
+  name?: string;
+  port: number;
+  protocol?: 'TCP' | 'UDP' | 'SCTP';
+}
+
+function servicePorts(ports: PortSpec[]): V1ServicePort[] {
+  return ports.map((p) => ({ ...(p.name !== undefined && { name: p.name }), port: p.port, protocol: p.protocol ?? 'TCP' }));
+}
+
+function ipFamily(ip: string): 'IPv4' | 'IPv6' {
+  return ip.includes(':') ? 'IPv6' : 'IPv4';
+}
+
+/** A ClusterIP service with one IP per family (dual-stack when given both). */
+export function clusterIPService(namespace: string, name: string, ips: string[], ports: PortSpec[] = []): V1Service {
+  return {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { namespace, name },
+    spec: {
+      type: 'ClusterIP',
+      clusterIP: ips[0] ?? '',
+      clusterIPs: [...ips],
+      ipFamilies: ips.map(ipFamily),
+      ports: servicePorts(ports),
+    },
+  };
+}
+
+/** A headless service (clusterIP None): its records come from its EndpointSlices. */
+export function headlessService(
+  namespace: string,
+  name: string,
+  ports: PortSpec[] = [],
+  opts: { publishNotReadyAddresses?: boolean } = {},
+): V1Service {
+  return {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { namespace, name },
+    spec: {
+      type: 'ClusterIP',
+      clusterIP: 'None',
+      clusterIPs: ['None'],
+      ports: servicePorts(ports),
+      ...(opts.publishNotReadyAddresses !== undefined && { publishNotReadyAddresses: opts.publishNotReadyAddresses }),
+    },
+  };
+}
+
+export function externalNameService(namespace: string, name: string, target: string, ports: PortSpec[] = []): V1Service {
+  return {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { namespace, name },
+    spec: { type: 'ExternalName', externalName: target, ports: servicePorts(ports) },
+  };
+}
+
+export interface EndpointSpec {
+  ip?: string;
+  ips?: string[];
+  hostname?: string;
+  /** conditions.ready; omitted when undefined (which the API treats as ready). */
+  ready?: boolean;
+  nodeName?: string;
+}
+
+/** An EndpointSlice of `service` (labelled kubernetes.io/service-name, as the controller does). */
+export function endpointSlice(
+  namespace: string,
+  service: string,
+  sliceName: string,
+  addressType: 'IPv4' | 'IPv6' | 'FQDN',
+  endpoints: EndpointSpec[],
+  ports: PortSpec[] = [],
+): V1EndpointSlice {
+  return {
+    apiVersion: 'discovery.k8s.io/v1',
+    kind: 'EndpointSlice',
+    metadata: {
+      namespace,
+      name: sliceName,
+      labels: { 'kubernetes.io/service-name': service, 'endpointslice.kubernetes.io/managed-by': 'endpointslice-controller.k8s.io' },
+    },
+    addressType,
+    endpoints: endpoints.map((e) => ({
+      addresses: e.ips ?? (e.ip !== undefined ? [e.ip] : []),
+      ...(e.hostname !== undefined && { hostname: e.hostname }),
+      ...(e.ready !== undefined && { conditions: { ready: e.ready } }),
+      ...(e.nodeName !== undefined && { nodeName: e.nodeName }),
+    })),
+    ports: ports.map((p) => ({ ...(p.name !== undefined && { name: p.name }), port: p.port, protocol: p.protocol ?? 'TCP' })),
+  };
+}
+
+/** A running pod with the given IPs (status.podIP = the first). */
+export function pod(namespace: string, name: string, ips: string[]): V1Pod {
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { namespace, name },
+    spec: { containers: [{ name: 'main', image: 'registry.k8s.io/pause:3.10' }] },
+    status: {
+      phase: 'Running',
+      ...(ips[0] !== undefined && { podIP: ips[0] }),
+      podIPs: ips.map((ip) => ({ ip })),
+    },
+  };
+}
