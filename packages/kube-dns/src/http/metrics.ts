@@ -102,7 +102,7 @@ export interface GaugeSources {
   /** kind → count (services, endpoints, pods, ...) */
   records?: () => Record<string, number>;
   /** resource → stats of its list/watch */
-  sync?: () => Record<string, { objects?: number; relists?: number; watchRestarts?: number; lastSyncAt?: number; lastEventAt?: number; errors?: number }>;
+  sync?: () => Record<string, { objects?: number; relists?: number; watchRestarts?: number; lastSyncAt?: number | null; lastEventAt?: number | null; errors?: number }>;
   forwarders?: () => Map<string, { requests: number; failures: number }>;
   cacheEntries?: () => number;
   synced?: () => boolean;
@@ -143,7 +143,7 @@ function registerGauges(r: Registry, g: GaugeSources): void {
       labelNames: ['resource'],
       registers: [r],
       collect() {
-        for (const [res, s] of Object.entries(g.sync?.() ?? {})) if (s[field] !== undefined) this.set({ resource: res }, s[field]! * scale);
+        for (const [res, s] of Object.entries(g.sync?.() ?? {})) if (typeof s[field] === 'number') this.set({ resource: res }, s[field]! * scale);
       },
     });
   syncGauge('kubedns_kube_last_sync_timestamp_seconds', 'When the last full list of the resource completed (Unix time).', 'lastSyncAt', 1 / 1000);

@@ -40,26 +40,32 @@ export class UdpListener {
     const r = this.handler.handle(msg, 'udp');
     if (r === undefined) return;
     if (Buffer.isBuffer(r)) {
-      this.send(r, address, port);
+      void this.send(r, address, port);
       return;
     }
     this.inflight++;
     r.then(
-      (reply) => reply && this.send(reply, address, port),
+      (reply) => (reply ? this.send(reply, address, port) : undefined),
       () => undefined,
     ).finally(() => {
       if (--this.inflight === 0 && this.drained) this.drained();
     });
   }
 
-  private send(reply: Buffer, address: string, port: number): void {
+  /** Resolves once the datagram left (closing the socket earlier would drop it). */
+  private send(reply: Buffer, address: string, port: number): Promise<void> {
     const sock = this.socket;
-    if (!sock) return;
-    try {
-      sock.send(reply, port, address, (err) => err && this.log.debug({ err: err.message }, 'UDP send failed'));
-    } catch {
-      /* socket closed meanwhile */
-    }
+    if (!sock) return Promise.resolve();
+    return new Promise((resolve) => {
+      try {
+        sock.send(reply, port, address, (err) => {
+          if (err) this.log.debug({ err: err.message }, 'UDP send failed');
+          resolve();
+        });
+      } catch {
+        resolve(); // socket closed meanwhile
+      }
+    });
   }
 
   /** Stops taking queries, waits (up to timeoutMs) for those in flight, closes the socket. */

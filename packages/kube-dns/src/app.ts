@@ -1,0 +1,185 @@
+// Wiring: zone + resolver + server + forwarder + config + list/watch + HTTP. `startKubeDns` is
+// what main.ts runs and what the integration tests start in-process.
+import type { Server } from 'node:http';
+import { readFileSync } from 'node:fs';
+import { ConfigDirSource, defaultConfig, type KubeDnsConfig, type Logger, type Nameserver, parseResolvConf } from '@kube-dns/config';
+import { chooseUpstreams } from './forward/upstreams.js';
+import { Forwarder } from './forward/forwarder.js';
+import { KubeDnsMetrics } from './http/metrics.js';
+import { createHttpApp, listenHttp } from './http/server.js';
+import { loadKubeConfig } from './kube/kubeconfig.js';
+import { KubeSync } from './kube/sync.js';
+import { Zone } from './records/zone.js';
+import { resolve } from './resolve/resolve.js';
+import type { ResolveOptions } from './resolve/types.js';
+import { DnsHandler } from './server/handler.js';
+import { TcpListener } from './server/tcp.js';
+import { UdpListener } from './server/udp.js';
+import type { KubeDnsOptions } from './options.js';
+import { VERSION } from './version.js';
+
+export interface KubeDnsInstance {
+  dnsPort: number;
+  httpPort: number;
+  metricsPort: number | undefined;
+  zone: Zone;
+  sync: KubeSync;
+  handler: DnsHandler;
+  metrics: KubeDnsMetrics;
+  /** The config in force (ConfigMap or defaults). */
+  config(): KubeDnsConfig;
+  /** Stops taking queries, answers those in flight, stops everything. */
+  stop(): Promise<void>;
+}
+
+export interface StartExtras {
+  log: Logger;
+  /** PROMETHEUS_PORT of the original: a second HTTP port (all endpoints). */
+  metricsPort?: number;
+  /** Where /etc/resolv.conf is (tests point elsewhere). */
+  resolvConfPath?: string;
+  /** Forwarding timeout per server (default 2 s). */
+  forwardTimeoutMs?: number;
+  skydnsNamespace?: string;
+  skydnsSubsystem?: string;
+}
+
+function readResolvConf(path: string, log: Logger): Nameserver[] {
+  try {
+    return parseResolvConf(readFileSync(path, 'utf8'));
+  } catch (e) {
+    log.warn({ path, err: (e as Error).message }, 'cannot read resolv.conf: no default upstream nameservers');
+    return [];
+  }
+}
+
+export async function startKubeDns(o: KubeDnsOptions, x: StartExtras): Promise<KubeDnsInstance> {
+  const { log } = x;
+  const zone = new Zone();
+  const resolveOpts: ResolveOptions = { zone: o.domain, ttl: o.ttl, pods: o.pods, serial: Math.floor(Date.now() / 1000) };
+  const resolvConfPath = x.resolvConfPath ?? '/etc/resolv.conf';
+
+  const forwarder = new Forwarder({
+    log,
+    timeoutMs: x.forwardTimeoutMs ?? 2000,
+    clusterZone: o.domain,
+    resolveClusterName: (name) => {
+      const r = resolve(zone, name, 'A', resolveOpts);
+      const a = r.answers.find((rr: { type: string }) => rr.type === 'A');
+      return a ? String((a as { data: string }).data) : undefined;
+    },
+  });
+
+  let sync: KubeSync | undefined;
+  const isSynced = () => sync?.synced ?? false;
+  const metrics = new KubeDnsMetrics(
+    { skydnsNamespace: x.skydnsNamespace, skydnsSubsystem: x.skydnsSubsystem },
+    {
+      records: () => {
+        const s = zone.stats();
+        return { services: s.services, endpoint_slices: s.endpointSlices, endpoints: s.endpoints, pods: s.pods };
+      },
+      sync: () => (sync ? sync.stats() : {}),
+      forwarders: () => forwarder.stats.perServer,
+      cacheEntries: () => handler.cache.size,
+      synced: isSynced,
+    },
+  );
+
+  // --- config: ConfigMap directory, or the static --nameservers
+  let config = defaultConfig();
+  const applyConfig = (c: KubeDnsConfig) => {
+    config = c;
+    const choice = chooseUpstreams(c, o.nameservers, readResolvConf(resolvConfPath, log), { addresses: [o.dnsBindAddress], port: o.dnsPort });
+    for (const r of choice.refused) log.error({ server: r.server.raw }, `refusing upstream nameserver: ${r.reason}`);
+    if (choice.servers.length === 0) log.warn({ source: choice.source }, 'no upstream nameservers: names outside the cluster get SERVFAIL');
+    forwarder.setUpstreams(choice.servers);
+    forwarder.setStubDomains(c.stubDomains);
+    log.info(
+      { upstreams: choice.servers.map((s) => `${s.host}:${s.port}`), source: choice.source, stubDomains: [...c.stubDomains.keys()] },
+      'forwarding configured',
+    );
+  };
+  let source: ConfigDirSource | undefined;
+  if (o.configDir) {
+    source = new ConfigDirSource({ dir: o.configDir, periodMs: o.configPeriodMs, log });
+    let first = true;
+    source.on('config', (c) => {
+      if (!first) metrics.configReloads.inc();
+      first = false;
+      applyConfig(c);
+    });
+    source.on('rejected', () => metrics.configRejects.inc());
+    await source.start();
+  } else {
+    applyConfig(defaultConfig());
+  }
+
+  // --- DNS
+  const handler = new DnsHandler({
+    zone,
+    resolve: (name, qtype) => resolve(zone, name, qtype, resolveOpts),
+    forwarder,
+    isSynced,
+    log,
+    observer: metrics,
+  });
+  const udp = new UdpListener(handler, log);
+  const tcp = new TcpListener(handler, log);
+  let dnsPort: number;
+  try {
+    dnsPort = await udp.listen(o.dnsBindAddress, o.dnsPort);
+    await tcp.listen(o.dnsBindAddress, dnsPort);
+  } catch (e) {
+    await udp.close(0).catch(() => undefined);
+    await source?.stop();
+    throw new Error(`cannot serve DNS on ${o.dnsBindAddress}:${o.dnsPort}: ${(e as Error).message}`);
+  }
+  log.info({ address: o.dnsBindAddress, port: dnsPort, domain: o.domain }, 'serving DNS over UDP and TCP');
+
+  // --- HTTP
+  let syncStarted = 0;
+  const app = createHttpApp({
+    isSynced,
+    notReadyReason: () => `waiting for the first list of Services and EndpointSlices (${Math.round((Date.now() - syncStarted) / 1000)} s so far)`,
+    dump: () => zone.dump(o.domain),
+    registry: metrics.registry,
+    version: VERSION,
+  });
+  const servers: Server[] = [await listenHttp(app, o.healthzBindAddress, o.healthzPort, log, 'healthz HTTP')];
+  if (x.metricsPort !== undefined) servers.push(await listenHttp(app, o.healthzBindAddress, x.metricsPort, log, 'metrics HTTP'));
+
+  // --- list/watch
+  const kc = loadKubeConfig({ kubecfgFile: o.kubecfgFile || undefined, masterUrl: o.kubeMasterUrl || undefined });
+  sync = new KubeSync({ kc, zone, watchPods: o.pods === 'verified', log });
+  syncStarted = Date.now();
+  sync.once('synced', () => log.info({ ms: Date.now() - syncStarted, ...zone.stats() }, 'initial sync with the API server done: ready'));
+  const syncWarn = setInterval(() => {
+    if (isSynced()) return clearInterval(syncWarn);
+    log.error(
+      { waitedSeconds: Math.round((Date.now() - syncStarted) / 1000) },
+      'still no initial sync with the API server: cluster names get SERVFAIL and /readiness is 503 until it succeeds; still trying',
+    );
+  }, o.initialSyncTimeoutMs);
+  syncWarn.unref();
+  sync.start();
+
+  const port = (s: Server) => (s.address() as { port: number }).port;
+  return {
+    dnsPort,
+    httpPort: port(servers[0]!),
+    metricsPort: servers[1] ? port(servers[1]) : undefined,
+    zone,
+    sync,
+    handler,
+    metrics,
+    config: () => config,
+    stop: async () => {
+      clearInterval(syncWarn);
+      await Promise.all([udp.close(), tcp.close()]);
+      await sync?.stop();
+      await source?.stop();
+      await Promise.all(servers.map((s) => new Promise<void>((r) => { s.closeAllConnections(); s.close(() => r()); })));
+    },
+  };
+}

@@ -1,0 +1,78 @@
+// The kube-dns binary: flags → startKubeDns → run until SIGTERM.
+import { FlagError, createLogger, usage } from '@kube-dns/config';
+import { startKubeDns } from './app.js';
+import { FLAGS, parseOptions } from './options.js';
+import { VERSION } from './version.js';
+
+async function main(): Promise<number> {
+  let o;
+  try {
+    o = parseOptions(process.argv.slice(2));
+  } catch (e) {
+    if (e instanceof FlagError) {
+      process.stderr.write(`kube-dns: ${e.message}\nRun 'kube-dns --help' for the flags.\n`);
+      return 2;
+    }
+    throw e;
+  }
+  if (o.help) {
+    process.stdout.write(usage('kube-dns', 'Serves Kubernetes DNS-Based Service Discovery (schema 1.1.0) from list/watch of Services and EndpointSlices.', FLAGS));
+    return 0;
+  }
+  if (o.version !== undefined) {
+    process.stdout.write(o.version === 'raw' ? `${JSON.stringify(VERSION)}\n` : `Kube-DNS ${VERSION}\n`);
+    return 0;
+  }
+  const log = createLogger('kube-dns', o.verbosity);
+  log.info({ version: VERSION, flags: process.argv.slice(2) }, 'starting kube-dns');
+  const env = process.env;
+  const metricsPort = env.PROMETHEUS_PORT ? Number(env.PROMETHEUS_PORT) : undefined;
+  if (metricsPort !== undefined && !(Number.isInteger(metricsPort) && metricsPort >= 0 && metricsPort <= 65535)) {
+    process.stderr.write(`kube-dns: PROMETHEUS_PORT=${env.PROMETHEUS_PORT}: not a port number\n`);
+    return 2;
+  }
+  let instance;
+  try {
+    instance = await startKubeDns(o, {
+      log,
+      metricsPort,
+      skydnsNamespace: env.PROMETHEUS_NAMESPACE,
+      skydnsSubsystem: env.PROMETHEUS_SUBSYSTEM,
+    });
+  } catch (e) {
+    log.fatal({ err: (e as Error).message }, 'cannot start');
+    return 1;
+  }
+  return new Promise<number>((resolve) => {
+    let stopping = false;
+    const stop = (signal: string) => {
+      if (stopping) return;
+      stopping = true;
+      log.info({ signal }, 'stopping: no new queries, answering those in flight');
+      const hard = setTimeout(() => resolve(0), 5000);
+      hard.unref();
+      instance.stop().then(
+        () => resolve(0),
+        (e: unknown) => {
+          log.error({ err: String(e) }, 'error while stopping');
+          resolve(0);
+        },
+      );
+    };
+    process.on('SIGTERM', () => stop('SIGTERM'));
+    process.on('SIGINT', () => stop('SIGINT'));
+  });
+}
+
+process.on('uncaughtException', (e) => {
+  // never die on one bad event; log it loudly
+  process.stderr.write(`${JSON.stringify({ level: 50, msg: 'uncaught exception', err: String(e?.stack ?? e) })}\n`);
+});
+
+main().then(
+  (code) => process.exit(code),
+  (e: unknown) => {
+    process.stderr.write(`kube-dns: ${String((e as Error)?.stack ?? e)}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,86 @@
+// The kube-dns binary as an operator runs it: flags, --version, exit codes, SIGTERM.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { datas, query } from '@kube-dns/dns-client';
+import { clusterIPService, freePort, startFakeApiServer, startTestDnsServer } from '@kube-dns/testkit';
+
+const BIN = fileURLToPath(new URL('../../bin/kube-dns.js', import.meta.url));
+
+function run(args: string[], env: Record<string, string> = {}) {
+  const p = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  p.stdout.on('data', (d) => (stdout += d));
+  p.stderr.on('data', (d) => (stderr += d));
+  const exited = new Promise<number | null>((resolve) => p.on('exit', (code) => resolve(code)));
+  return { p, exited, out: () => stdout, err: () => stderr };
+}
+
+test('--version prints the version; the original manifest flags parse', async () => {
+  const r = run(['--domain=cluster.local.', '--dns-port=10053', '--config-dir=/kube-dns-config', '--v=2', '--logtostderr', '--version']);
+  assert.equal(await r.exited, 0);
+  assert.match(r.out(), /^Kube-DNS \d+\.\d+\.\d+/);
+  const raw = run(['--version=raw']);
+  assert.equal(await raw.exited, 0);
+  assert.match(raw.out(), /^"\d+\.\d+\.\d+.*"\n$/);
+});
+
+test('bad flags exit 2 with a message naming the flag', async () => {
+  for (const [args, re] of [
+    [['--no-such-flag'], /unknown flag: --no-such-flag/],
+    [['--domain=bad_domain!'], /--domain/],
+    [['--dns-port=70000'], /--dns-port/],
+    [['--pods=maybe'], /--pods/],
+    [['--nameservers=1.2.3.4:99999'], /--nameservers/],
+    [['--kube-master-url=::nope'], /--kube-master-url/],
+    [['--config-map=kube-dns', '--config-dir=/x'], /both --config-map and --config-dir/],
+  ] as const) {
+    const r = run([...args]);
+    assert.equal(await r.exited, 2, `${args.join(' ')}: ${r.err()}`);
+    assert.match(r.err(), re);
+  }
+});
+
+test('SIGTERM: queries in flight are answered, then exit 0 within 5 s', async (t) => {
+  const api = await startFakeApiServer();
+  t.after(() => api.close());
+  api.upsert('services', clusterIPService('default', 'kubernetes', ['10.0.0.1']));
+  // a slow upstream: a forwarded query is in flight when SIGTERM arrives
+  const slow = await startTestDnsServer({ handler: async (q) => (await new Promise((r) => setTimeout(r, 700)), { answers: [{ name: q.name, type: 'A', ttl: 5, data: '192.0.2.1' }] }) });
+  t.after(() => slow.close());
+  const [dnsPort, healthzPort] = [await freePort(), await freePort()];
+  const r = run([
+    '--dns-bind-address=127.0.0.1',
+    `--dns-port=${dnsPort}`,
+    '--healthz-bind-address=127.0.0.1',
+    `--healthz-port=${healthzPort}`,
+    `--kubecfg-file=${api.kubeconfigPath}`,
+    `--nameservers=127.0.0.1:${slow.port}`,
+  ]);
+  t.after(() => r.p.kill('SIGKILL'));
+  const server = { host: '127.0.0.1', port: dnsPort };
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const ok = await query(server, { name: 'kubernetes.default.svc.cluster.local', type: 'A', timeoutMs: 200 }).then(
+      (x) => x.packet.rcode === 'NOERROR',
+      () => false,
+    );
+    if (ok) break;
+    assert.ok(Date.now() < deadline, `kube-dns did not become ready: ${r.err()}`);
+    await new Promise((res) => setTimeout(res, 100));
+  }
+  const ready = await fetch(`http://127.0.0.1:${healthzPort}/readiness`);
+  assert.equal(ready.status, 200);
+  const inflight = query(server, { name: 'slow.example', type: 'A', timeoutMs: 3000 });
+  await new Promise((res) => setTimeout(res, 150));
+  const t0 = Date.now();
+  r.p.kill('SIGTERM');
+  const reply = await inflight;
+  assert.deepEqual(datas(reply.packet.answers), ['192.0.2.1'], 'the query in flight was answered');
+  assert.equal(await r.exited, 0);
+  assert.ok(Date.now() - t0 < 5000);
+  // and it no longer listens
+  await assert.rejects(query(server, { name: 'kubernetes.default.svc.cluster.local', type: 'A', timeoutMs: 300, transport: 'tcp' }));
+});

@@ -1,0 +1,78 @@
+// Names outside the zone go to a real upstream (a dnsmasq on loopback serving a hosts file);
+// the ConfigMap's upstreamNameservers and stubDomains apply without a restart.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { datas } from '@kube-dns/dns-client';
+import { clusterIPService, externalNameService, startDnsmasq, startTestDnsServer, tempDir } from '@kube-dns/testkit';
+import { eventually, startCluster, waitSynced } from './integration-helpers.js';
+
+test('forwarding to a real dnsmasq upstream: A, PTR misses, ExternalName targets; ConfigMap changes apply live', async (t) => {
+  const dir = await tempDir();
+  t.after(dir.cleanup);
+  await writeFile(join(dir.path, 'hosts'), '192.0.2.123 my.test\n192.0.2.50 www.example.com\n');
+  const upstream = await startDnsmasq([`--addn-hosts=${join(dir.path, 'hosts')}`]);
+  t.after(() => upstream.stop());
+  const other = await startTestDnsServer({ answerIp: '198.51.100.7' });
+  t.after(() => other.close());
+  const stub = await startTestDnsServer({ answerIp: '203.0.113.9' });
+  t.after(() => stub.close());
+
+  const c = await startCluster({
+    configFiles: { upstreamNameservers: JSON.stringify([`127.0.0.1:${upstream.port}`]) },
+    seed: (api) => {
+      api.upsert('services', externalNameService('default', 'ext', 'www.example.com'));
+      api.upsert('services', clusterIPService('default', 'svc', ['10.0.0.5']));
+    },
+  });
+  t.after(() => c.stop());
+  await waitSynced(c);
+
+  assert.deepEqual(datas((await c.ask('my.test', 'A')).packet.answers), ['192.0.2.123']);
+  assert.deepEqual(datas((await c.ask('my.test', 'A', { transport: 'tcp' })).packet.answers), ['192.0.2.123']);
+  // a reverse name we do not own is forwarded (the original's e2e test, reference g.6 #39)
+  assert.deepEqual(datas((await c.ask('123.2.0.192.in-addr.arpa', 'PTR')).packet.answers), ['my.test.']);
+  // ExternalName outside the zone: CNAME then the upstream's address
+  assert.deepEqual(datas((await c.ask('ext.default.svc.cluster.local', 'A')).packet.answers), ['www.example.com.', '192.0.2.50']);
+  assert.deepEqual(datas((await c.ask('ext.default.svc.cluster.local', 'CNAME')).packet.answers), ['www.example.com.']);
+
+  // ConfigMap edit: another upstream and a stub domain, no restart
+  await writeFile(join(c.configDir, 'upstreamNameservers'), JSON.stringify([`127.0.0.1:${other.port}`]));
+  await writeFile(join(c.configDir, 'stubDomains'), JSON.stringify({ 'acme.local': [`127.0.0.1:${stub.port}`] }));
+  await eventually(async () => assert.deepEqual(datas((await c.ask('my.test', 'A')).packet.answers), ['198.51.100.7']), 3000);
+  assert.deepEqual(datas((await c.ask('x.acme.local', 'A')).packet.answers), ['203.0.113.9']);
+  assert.equal(stub.questions.at(-1)?.name, 'x.acme.local');
+
+  // an invalid edit is rejected, the last good config stays
+  await writeFile(join(c.configDir, 'upstreamNameservers'), '["1.1.1.1", "2.2.2.2", "3.3.3.3", "4.4.4.4"]');
+  await eventually(async () => assert.match((await c.http('/metrics')).body, /kubedns_config_rejects_total 1/), 3000);
+  assert.deepEqual(datas((await c.ask('other.test', 'A')).packet.answers), ['198.51.100.7']);
+  assert.match((await c.http('/metrics')).body, /kubedns_forward_requests_total\{server="127\.0\.0\.1:\d+"\} \d+/);
+});
+
+test('every upstream down: SERVFAIL after trying each (the original sent no reply at all)', async (t) => {
+  const dead = await startTestDnsServer({ handler: () => 'drop' });
+  t.after(() => dead.close());
+  const c = await startCluster({ configFiles: { upstreamNameservers: JSON.stringify([`127.0.0.1:${dead.port}`, '127.0.0.1:9']) } });
+  t.after(() => c.stop());
+  await waitSynced(c);
+  const r = await c.ask('www.example.org', 'A', { timeoutMs: 4000 });
+  assert.equal(r.packet.rcode, 'SERVFAIL');
+  assert.ok(dead.questions.length >= 1, 'the first upstream was tried');
+});
+
+test('an upstream that is kube-dns itself is refused (no forwarding loop); resolv.conf is the default', async (t) => {
+  const up = await startTestDnsServer({ answerIp: '192.0.2.77' });
+  t.after(() => up.close());
+  // resolv.conf has a nameserver on the default port only: our test upstream is used through the flag
+  const c = await startCluster({ resolvConf: 'nameserver 127.0.0.1\n', args: [] });
+  t.after(() => c.stop());
+  await waitSynced(c);
+  // our own address as the only upstream: refused, so queries fail fast with SERVFAIL instead of looping
+  await writeFile(join(c.configDir, 'upstreamNameservers'), JSON.stringify([`127.0.0.1:${c.server.port}`]));
+  await eventually(async () => assert.equal((await c.ask('loop.example', 'A', { timeoutMs: 3000 })).packet.rcode, 'SERVFAIL'), 3000);
+  await writeFile(join(c.configDir, 'upstreamNameservers'), JSON.stringify([`127.0.0.1:${up.port}`]));
+  await eventually(async () => assert.deepEqual(datas((await c.ask('ok.example', 'A')).packet.answers), ['192.0.2.77']), 3000);
+  assert.ok(!up.questions.some((q) => q.name === 'loop.example'));
+});

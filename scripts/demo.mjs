@@ -1,0 +1,167 @@
+#!/usr/bin/env node
+// Runs the whole kube-dns pod on this machine: kube-dns, dnsmasq-nanny (with a real dnsmasq) and
+// the sidecar, against an embedded demo cluster (the testkit's fake API server, which speaks the
+// real list/watch protocol). Ctrl-C stops everything.
+//
+//   node scripts/demo.mjs [--dns-port=5353] [--check] [--auto-ports]
+//     --check       start, verify the pod end to end, stop; exit 0 when every check passed
+//     --auto-ports  pick free ports instead of the pod's usual ones (10053, 8081, 10055, 10054)
+import { spawn } from 'node:child_process';
+import { createWriteStream } from 'node:fs';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { datas, query } from '@kube-dns/dns-client';
+import {
+  clusterIPService, dnsmasqPath, endpointSlice, externalNameService, freePort, headlessService,
+  startFakeApiServer, startTestDnsServer,
+} from '@kube-dns/testkit';
+
+const root = new URL('..', import.meta.url).pathname;
+const args = Object.fromEntries(process.argv.slice(2).map((a) => { const [k, v] = a.replace(/^--/, '').split('='); return [k, v ?? 'true']; }));
+const check = args.check === 'true';
+const auto = args['auto-ports'] === 'true' || check;
+const isRoot = process.getuid?.() === 0;
+const port = async (usual) => (auto ? freePort() : usual);
+const ports = {
+  dns: Number(args['dns-port'] ?? (auto ? await freePort() : 5353)),
+  kubedns: await port(10053),
+  healthz: await port(8081),
+  metrics: await port(10055),
+  sidecar: await port(10054),
+};
+const work = join(root, '.demo', check ? `check-${process.pid}` : 'run');
+const configDir = join(work, 'config');
+const logDir = join(work, 'logs');
+await rm(work, { recursive: true, force: true });
+await mkdir(configDir, { recursive: true });
+await mkdir(logDir, { recursive: true });
+const say = (s) => process.stdout.write(`${s}\n`);
+
+// --- the demo cluster
+const api = await startFakeApiServer();
+api.upsert('services', clusterIPService('default', 'kubernetes', ['10.96.0.1'], [{ name: 'https', port: 443 }]));
+api.upsert('services', clusterIPService('kube-system', 'kube-dns', ['10.96.0.10'], [{ name: 'dns', port: 53, protocol: 'UDP' }, { name: 'dns-tcp', port: 53 }]));
+api.upsert('services', clusterIPService('shop', 'frontend', ['10.96.12.7', 'fd00:96::c:7'], [{ name: 'http', port: 80 }]));
+api.upsert('services', headlessService('shop', 'db', [{ name: 'postgres', port: 5432 }]));
+api.upsert('endpointslices', endpointSlice('shop', 'db', 'db-abcde', 'IPv4', [{ ip: '10.244.1.5', hostname: 'db-0' }, { ip: '10.244.2.9', hostname: 'db-1' }], [{ name: 'postgres', port: 5432 }]));
+api.upsert('services', externalNameService('shop', 'payments', 'api.payments.example.com'));
+
+// --- stand-ins for the outside world (there is no internet here): an "upstream" resolver and a corporate stub domain
+const upstream = await startTestDnsServer({ answerIp: '192.0.2.80' });
+const corp = await startTestDnsServer({ answerIp: '10.10.0.53' });
+await writeFile(join(configDir, 'upstreamNameservers'), JSON.stringify([`127.0.0.1:${upstream.port}`]));
+await writeFile(join(configDir, 'stubDomains'), JSON.stringify({ 'corp.internal': [`127.0.0.1:${corp.port}`] }));
+await writeFile(join(configDir, 'hosts'), '# machines outside the cluster\n192.0.2.10 printer.office.lan\n');
+
+// --- the pod's three containers
+const children = [];
+function start(name, bin, argv, env = {}) {
+  const out = createWriteStream(join(logDir, `${name}.log`));
+  const p = spawn(process.execPath, [join(root, 'packages', bin, 'bin', `${bin}.js`), ...argv], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  p.stdout.pipe(out);
+  p.stderr.pipe(out);
+  p.on('exit', (code, sig) => { if (!stopping) say(`! ${name} exited (${code ?? sig}); see ${join(logDir, `${name}.log`)}`); });
+  children.push({ name, p });
+  return p;
+}
+let stopping = false;
+start('kubedns', 'kube-dns', [
+  '--domain=cluster.local.', `--dns-port=${ports.kubedns}`, '--dns-bind-address=127.0.0.1', `--healthz-port=${ports.healthz}`,
+  '--healthz-bind-address=127.0.0.1', `--config-dir=${configDir}`, `--kubecfg-file=${api.kubeconfigPath}`, '--v=2',
+], { PROMETHEUS_PORT: String(ports.metrics) });
+start('dnsmasq', 'dnsmasq-nanny', [
+  '-v=2', '-logtostderr', `-configDir=${configDir}`, '-restartDnsmasq=true', `-stateDir=${join(work, 'nanny')}`,
+  `-kubednsServer=127.0.0.1:${ports.kubedns}`, `-dnsmasqExec=${dnsmasqPath()}`, '--',
+  '-k', '--cache-size=1000', '--no-negcache', '--dns-loop-detect', '--log-facility=-', `--port=${ports.dns}`,
+  '--listen-address=127.0.0.1', '--bind-interfaces', '--no-hosts', '--conf-file=/dev/null', '--pid-file=', ...(isRoot ? ['--user=root'] : []),
+  `--server=/cluster.local/127.0.0.1#${ports.kubedns}`, `--server=/in-addr.arpa/127.0.0.1#${ports.kubedns}`, `--server=/ip6.arpa/127.0.0.1#${ports.kubedns}`,
+]);
+const probeInterval = check ? 1 : 5;
+start('sidecar', 'sidecar', [
+  '--v=2', '--dnsmasq-addr=127.0.0.1', `--dnsmasq-port=${ports.dns}`, '--prometheus-addr=127.0.0.1', `--prometheus-port=${ports.sidecar}`,
+  `--probe=kubedns,127.0.0.1:${ports.kubedns},kubernetes.default.svc.cluster.local,${probeInterval},SRV`,
+  `--probe=dnsmasq,127.0.0.1:${ports.dns},kubernetes.default.svc.cluster.local,${probeInterval},SRV`,
+]);
+
+async function stopAll() {
+  stopping = true;
+  await Promise.all(children.map(({ p }) => new Promise((r) => { if (p.exitCode !== null) return r(); p.once('exit', r); p.kill('SIGTERM'); setTimeout(() => p.kill('SIGKILL'), 6000).unref(); })));
+  await Promise.all([api.close(), upstream.close(), corp.close()]);
+  if (check) await rm(work, { recursive: true, force: true });
+}
+
+async function until(what, fn, ms = 20000) {
+  const deadline = Date.now() + ms;
+  let last;
+  for (;;) {
+    try { const v = await fn(); if (v) return v; } catch (e) { last = e; }
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${ms} ms${last ? ` (${last.message})` : ''}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+const dig = (name, type = 'A') => query({ host: '127.0.0.1', port: ports.dns }, { name, type, timeoutMs: 1000 }).then((r) => datas(r.packet.answers).sort().join(' '));
+const http = (p, path) => fetch(`http://127.0.0.1:${p}${path}`).then(async (r) => ({ status: r.status, body: await r.text() }));
+
+try {
+  await until('dnsmasq answers a cluster name through kube-dns', async () => (await dig('kubernetes.default.svc.cluster.local')) === '10.96.0.1');
+  const checks = [
+    ['kubernetes.default.svc.cluster.local A', () => dig('kubernetes.default.svc.cluster.local'), '10.96.0.1'],
+    ['frontend.shop.svc.cluster.local AAAA', () => dig('frontend.shop.svc.cluster.local', 'AAAA'), 'fd00:96::c:7'],
+    ['db.shop.svc.cluster.local A (headless)', () => dig('db.shop.svc.cluster.local'), '10.244.1.5 10.244.2.9'],
+    ['_postgres._tcp.db.shop.svc.cluster.local SRV', () => dig('_postgres._tcp.db.shop.svc.cluster.local', 'SRV'), '10 50 5432 db-0.db.shop.svc.cluster.local. 10 50 5432 db-1.db.shop.svc.cluster.local.'],
+    ['payments.shop.svc.cluster.local A (ExternalName)', () => dig('payments.shop.svc.cluster.local'), '192.0.2.80 api.payments.example.com.'],
+    ['7.12.96.10.in-addr.arpa PTR', () => dig('7.12.96.10.in-addr.arpa', 'PTR'), 'frontend.shop.svc.cluster.local.'],
+    ['dns-version.cluster.local TXT', () => dig('dns-version.cluster.local', 'TXT'), '"1.1.0"'],
+    ['printer.office.lan A (ConfigMap hosts)', () => dig('printer.office.lan'), '192.0.2.10'],
+    ['wiki.corp.internal A (stub domain)', () => dig('wiki.corp.internal'), '10.10.0.53'],
+    ['www.example.org A (upstream)', () => dig('www.example.org'), '192.0.2.80'],
+  ];
+  say(`\nThe kube-dns pod is up. Through dnsmasq on 127.0.0.1:${ports.dns}:`);
+  let failed = 0;
+  for (const [label, fn, want] of checks) {
+    const got = await fn().catch((e) => `error: ${e.message}`);
+    const ok = got === want;
+    if (!ok) failed++;
+    say(`  ${ok ? 'ok  ' : 'FAIL'} ${label.padEnd(50)} ${got}${ok ? '' : `   (want ${want})`}`);
+  }
+  // the cluster changes: a new service is answered through the whole pod
+  api.upsert('services', clusterIPService('shop', 'cart', ['10.96.30.3']));
+  await until('a new Service is answered through dnsmasq', async () => (await dig('cart.shop.svc.cluster.local')) === '10.96.30.3', 5000)
+    .then(() => say('  ok   a Service created now is answered                    10.96.30.3'), (e) => { failed++; say(`  FAIL ${e.message}`); });
+  const health = await until('sidecar reports both probes healthy', async () => {
+    const [a, b] = await Promise.all([http(ports.sidecar, '/healthcheck/kubedns'), http(ports.sidecar, '/healthcheck/dnsmasq')]);
+    return a.status === 200 && b.status === 200 ? [a, b] : undefined;
+  }, 20000).catch((e) => { failed++; say(`  FAIL ${e.message}`); });
+  if (health) say('  ok   sidecar /healthcheck/kubedns and /healthcheck/dnsmasq  200');
+  const metrics = await http(ports.sidecar, '/metrics');
+  const hits = /^kubedns_dnsmasq_hits (\d+)/m.exec(metrics.body);
+  say(`  ${hits ? 'ok  ' : 'FAIL'} sidecar /metrics kubedns_dnsmasq_hits                 ${hits?.[1] ?? 'missing'}`);
+  if (!hits) failed++;
+  const ready = await http(ports.healthz, '/readiness');
+  say(`  ${ready.status === 200 ? 'ok  ' : 'FAIL'} kube-dns /readiness                                   ${ready.status}`);
+  if (ready.status !== 200) failed++;
+
+  if (check) {
+    say(failed ? `\ndemo check: ${failed} FAILED (logs in ${logDir})` : '\ndemo check: all passed');
+    if (failed) for (const { name } of children) say(`--- ${name} log: ${join(logDir, `${name}.log`)}`);
+    await (failed ? Promise.resolve() : stopAll());
+    process.exit(failed ? 1 : 0);
+  }
+  say(`
+Try it:
+  dig @127.0.0.1 -p ${ports.dns} kubernetes.default.svc.cluster.local        # through dnsmasq (the pod's port 53)
+  dig @127.0.0.1 -p ${ports.kubedns} _postgres._tcp.db.shop.svc.cluster.local SRV   # kube-dns directly
+  curl -s 127.0.0.1:${ports.healthz}/cache | head          # kube-dns records   (/readiness, /healthz)
+  curl -s 127.0.0.1:${ports.metrics}/metrics | grep kubedns_dns_requests_total
+  curl -s 127.0.0.1:${ports.sidecar}/metrics | grep kubedns_   # sidecar (/healthcheck/kubedns, /healthcheck/dnsmasq)
+  Edit the ConfigMap: files in ${configDir} (stubDomains, upstreamNameservers, hosts) apply live.
+  Logs: ${logDir}
+Ctrl-C stops the pod.`);
+  const onSignal = async () => { say('\nstopping the pod...'); await stopAll(); process.exit(0); };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+} catch (e) {
+  say(`\ndemo failed: ${e.message}\nlogs: ${logDir}`);
+  await stopAll().catch(() => undefined);
+  process.exit(1);
+}
