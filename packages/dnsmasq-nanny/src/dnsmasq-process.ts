@@ -1,0 +1,148 @@
+// One dnsmasq process: spawned with execa, its output relayed line by line into our log, its
+// exit reported, and a notion of "ready" for signals.
+//
+// dnsmasq ignores SIGHUP until its start-up is complete (its handler drops every signal but
+// TERM while `pid == 0`), so a reload requested before then must be held back and sent later.
+// "started, version" is logged just before that point; we add a short margin, and fall back to
+// a timer when its log does not reach us.
+import { createInterface } from 'node:readline';
+import type { Readable } from 'node:stream';
+import { execa, type ResultPromise } from 'execa';
+import type { Logger } from '@kube-dns/config';
+
+export interface ExitInfo {
+  /** Exit status, when it exited by itself. */
+  code?: number;
+  /** Signal name, when a signal ended it. */
+  signal?: string;
+  /** Why it could not run at all (e.g. the executable is missing). */
+  spawnError?: string;
+  /** Its last output lines, for the error message. */
+  lastLines: string[];
+  /** How long it ran. */
+  uptimeMs: number;
+}
+
+/** "exited with status 1", "was killed by SIGKILL"; with `withOutput`, its last lines too. */
+export function describeExit(e: ExitInfo, withOutput = true): string {
+  const how = e.spawnError ? `could not be started: ${e.spawnError}` : e.signal ? `was killed by ${e.signal}` : `exited with status ${e.code}`;
+  return withOutput && e.lastLines.length ? `${how}; last output: ${e.lastLines.join(' | ')}` : how;
+}
+
+export interface DnsmasqProcessOptions {
+  exec: string;
+  args: readonly string[];
+  log: Logger;
+  /** Ready this long after the "started" line (the handler is installed right after it). */
+  readyMarginMs?: number;
+  /** Ready after this long even without seeing the "started" line (its log may go elsewhere). */
+  readyFallbackMs?: number;
+}
+
+const KEEP_LINES = 8;
+const WARNING = /\b(bad|fail(ed|ure)?|error|cannot|can't|illegal|refused|unknown|warning|denied|not found|no such)\b/i;
+
+export class DnsmasqProcess {
+  readonly pid: number | undefined;
+  /** Resolves when it has exited (never rejects). */
+  readonly exited: Promise<ExitInfo>;
+  private readonly proc: ResultPromise;
+  private readonly started = Date.now();
+  private readonly lines: string[] = [];
+  private isReady = false;
+  private hasExited = false;
+  private readyTimer: NodeJS.Timeout | undefined;
+  private readyWaiters: (() => void)[] = [];
+
+  constructor(private readonly opts: DnsmasqProcessOptions) {
+    this.proc = execa(opts.exec, [...opts.args], {
+      reject: false,
+      stdin: 'ignore',
+      buffer: false,
+      // We stop it ourselves (SIGTERM, then SIGKILL after a timeout in stop()).
+      forceKillAfterDelay: false,
+      cleanup: true,
+    });
+    this.pid = this.proc.pid;
+    const log = opts.log.child({ dnsmasqPid: this.pid });
+    const relay = (stream: Readable | null, name: string) => {
+      if (!stream) return;
+      const rl = createInterface({ input: stream, crlfDelay: Infinity });
+      rl.on('line', (line) => {
+        if (line.trim() === '') return;
+        this.lines.push(line);
+        if (this.lines.length > KEEP_LINES) this.lines.shift();
+        log[WARNING.test(line) ? 'warn' : 'info']({ stream: name }, line);
+        if (!this.isReady && /\bstarted, version\b/.test(line)) this.scheduleReady(opts.readyMarginMs ?? 100);
+      });
+      rl.on('close', () => log.debug({ stream: name }, `Got EOF from ${name}`));
+    };
+    relay(this.proc.stdout, 'stdout');
+    relay(this.proc.stderr, 'stderr');
+    this.scheduleReady(opts.readyFallbackMs ?? 1000);
+
+    this.exited = this.proc.then(
+      (r) => this.finish(r),
+      (e: unknown) => this.finish(e as Parameters<DnsmasqProcess['finish']>[0]),
+    );
+  }
+
+  private finish(r: { exitCode?: number; signal?: string; failed?: boolean; code?: string; originalMessage?: string; message?: string }): ExitInfo {
+    this.hasExited = true;
+    if (this.readyTimer) clearTimeout(this.readyTimer);
+    this.readyWaiters.splice(0).forEach((w) => w());
+    const info: ExitInfo = { lastLines: [...this.lines], uptimeMs: Date.now() - this.started };
+    if (r.signal) info.signal = r.signal;
+    else if (r.exitCode !== undefined) info.code = r.exitCode;
+    else info.spawnError = r.originalMessage || r.message || r.code || 'unknown error';
+    return info;
+  }
+
+  private scheduleReady(ms: number): void {
+    if (this.readyTimer) clearTimeout(this.readyTimer);
+    this.readyTimer = setTimeout(() => {
+      if (this.hasExited) return;
+      this.isReady = true;
+      this.readyWaiters.splice(0).forEach((w) => w());
+    }, ms);
+    this.readyTimer.unref();
+  }
+
+  get ready(): boolean {
+    return this.isReady && !this.hasExited;
+  }
+
+  get running(): boolean {
+    return !this.hasExited && this.pid !== undefined;
+  }
+
+  /** Resolves once ready, or once it has exited. */
+  whenReady(): Promise<void> {
+    if (this.isReady || this.hasExited) return Promise.resolve();
+    return new Promise((r) => this.readyWaiters.push(r));
+  }
+
+  /** Sends a signal; false if the process is gone. */
+  signal(sig: NodeJS.Signals): boolean {
+    if (!this.running) return false;
+    try {
+      return this.proc.kill(sig);
+    } catch {
+      return false;
+    }
+  }
+
+  /** SIGTERM, then SIGKILL if it has not exited within `timeoutMs`. */
+  async stop(timeoutMs = 5000): Promise<ExitInfo> {
+    if (this.running) {
+      this.signal('SIGTERM');
+      const timer = setTimeout(() => this.signal('SIGKILL'), timeoutMs);
+      try {
+        return await this.exited;
+      } finally {
+        clearTimeout(timer);
+      }
+    }
+    return this.exited;
+  }
+}

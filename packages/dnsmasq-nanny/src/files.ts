@@ -1,0 +1,23 @@
+// Atomic file replacement: dnsmasq must never read a half-written servers or hosts file. The
+// temporary file starts with a dot because dnsmasq's --hostsdir watcher ignores dot files.
+import { open, rename, rm } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+
+let counter = 0;
+
+export async function writeFileAtomic(path: string, text: string): Promise<void> {
+  const tmp = join(dirname(path), `.${basename(path)}.${process.pid}.${counter++}.tmp`);
+  const fh = await open(tmp, 'w', 0o644);
+  try {
+    await fh.writeFile(text);
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+  try {
+    await rename(tmp, path);
+  } catch (e) {
+    await rm(tmp, { force: true });
+    throw e;
+  }
+}

@@ -1,0 +1,54 @@
+// dnsmasq-nanny: flags → Nanny → signals and exit codes.
+//   0   SIGTERM/SIGINT: dnsmasq stopped cleanly (or -help)
+//   1   start-up failed (state directory, conflicting dnsmasq arguments)
+//   2   bad flags
+//   255 dnsmasq could not be kept running (the original's exit status when dnsmasq died)
+import { FlagError, createLogger } from '@kube-dns/config';
+import { Nanny, StartupError } from './nanny.js';
+import { parseNannyOptions } from './options.js';
+
+async function main(argv: string[]): Promise<void> {
+  let parsed;
+  try {
+    parsed = parseNannyOptions(argv);
+  } catch (e) {
+    if (!(e instanceof FlagError)) throw e;
+    process.stderr.write(`dnsmasq-nanny: ${e.message}\nRun dnsmasq-nanny -help for the flags.\n`);
+    process.exit(2);
+  }
+  if (parsed.kind === 'help') {
+    process.stdout.write(parsed.text);
+    process.exit(0);
+  }
+  const options = parsed.options;
+  const log = createLogger('dnsmasq-nanny', options.verbosity);
+  const nanny = new Nanny(options, log);
+
+  let exiting = false;
+  const shutdown = async (code: number, reason: string) => {
+    if (exiting) return;
+    exiting = true;
+    log.info({ reason }, 'stopping dnsmasq');
+    await nanny.stop().catch((e: unknown) => log.error({ err: (e as Error).message }, 'error while stopping'));
+    log.info({ code }, 'exiting');
+    process.exit(code);
+  };
+  process.on('SIGTERM', () => void shutdown(0, 'SIGTERM'));
+  process.on('SIGINT', () => void shutdown(0, 'SIGINT'));
+  nanny.on('fatal', (e) => {
+    log.fatal(e.message);
+    void shutdown(255, 'dnsmasq keeps failing');
+  });
+
+  try {
+    await nanny.start();
+  } catch (e) {
+    const err = e as Error;
+    log.fatal({ err: err.message }, err instanceof StartupError ? err.message : `cannot start: ${err.message}`);
+    await nanny.stop().catch(() => {});
+    process.exit(1);
+  }
+  log.info({ pid: nanny.dnsmasqPid, configDir: options.configDir, serversFile: nanny.serversFile, hostsDir: nanny.hostsDir }, 'dnsmasq-nanny running');
+}
+
+void main(process.argv.slice(2));

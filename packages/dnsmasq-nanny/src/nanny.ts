@@ -1,0 +1,194 @@
+// The nanny's wiring: ConfigMap directory → servers file and hosts file → a supervised dnsmasq.
+import { EventEmitter } from 'node:events';
+import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { ConfigDirSource, type KubeDnsConfig, type Logger, parseResolvConf } from '@kube-dns/config';
+import { addnHostsPaths, argumentConflicts, buildDnsmasqArgs, resolvFilePath } from './dnsmasq-args.js';
+import { DnsmasqProcess } from './dnsmasq-process.js';
+import { writeFileAtomic } from './files.js';
+import { HOSTS_FILE_NAME, hostsFileText } from './hosts-file.js';
+import type { NannyOptions } from './options.js';
+import { ServersReloader } from './reload.js';
+import { resolveStubDomains } from './resolve-names.js';
+import { type ServerAddress, serverLines, serversFileText, toServerAddress } from './servers-file.js';
+import { Supervisor } from './supervisor.js';
+import { type HostsWatcher, watchAddnHosts } from './watch-hosts.js';
+
+export class StartupError extends Error {
+  override name = 'StartupError';
+}
+
+/** While a stub server name does not resolve, try again this often. */
+const UNRESOLVED_RETRY_MS = 2000;
+
+export interface NannyEvents {
+  /** dnsmasq cannot be kept running: the process should exit non-zero. */
+  fatal: [Error];
+}
+
+export class Nanny extends EventEmitter<NannyEvents> {
+  readonly serversFile: string;
+  readonly hostsDir: string;
+  private source: ConfigDirSource | undefined;
+  private supervisor: Supervisor | undefined;
+  private reloader: ServersReloader | undefined;
+  private hostsWatcher: HostsWatcher | undefined;
+  private refreshTimer: NodeJS.Timeout | undefined;
+  private logTimer: NodeJS.Timeout | undefined;
+  /** The config dnsmasq is serving (changes only with -restartDnsmasq). */
+  private applied: KubeDnsConfig | undefined;
+  private lastHostsText: string | undefined;
+  private work: Promise<void> = Promise.resolve();
+  private unresolved = 0;
+  private resolvWarned = false;
+  private stopped = false;
+
+  constructor(
+    private readonly opts: NannyOptions,
+    private readonly log: Logger,
+  ) {
+    super();
+    this.serversFile = join(opts.stateDir, 'servers');
+    this.hostsDir = join(opts.stateDir, 'hosts.d');
+  }
+
+  get dnsmasqPid(): number | undefined {
+    return this.supervisor?.current?.pid;
+  }
+
+  async start(): Promise<void> {
+    const { opts, log } = this;
+    const conflicts = argumentConflicts(opts.dnsmasqArgs);
+    if (conflicts.length) throw new StartupError(conflicts.join('; '));
+    await this.prepareStateDir();
+
+    const source = new ConfigDirSource({ dir: opts.configDir, periodMs: opts.syncIntervalMs, log });
+    this.source = source;
+    // Listen from the start: a change that lands while dnsmasq is being set up must not be missed.
+    let latest: KubeDnsConfig | undefined;
+    let starting = true;
+    source.on('config', (config) => (starting ? (latest = config) : this.onConfig(config)));
+    const initial = await source.start();
+    this.applied = initial;
+    const lines = await this.desiredLines(initial);
+    await writeFileAtomic(this.serversFile, serversFileText(lines));
+    await this.writeHosts(initial);
+
+    const args = buildDnsmasqArgs(opts.dnsmasqArgs, { serversFile: this.serversFile, hostsDir: this.hostsDir });
+    log.info({ exec: opts.dnsmasqExec, args }, 'starting dnsmasq');
+    const supervisor = new Supervisor({ spawn: () => new DnsmasqProcess({ exec: opts.dnsmasqExec, args, log }), log });
+    this.supervisor = supervisor;
+    supervisor.on('fatal', (e) => this.emit('fatal', new Error(`${e.message} (dnsmasq command: ${[opts.dnsmasqExec, ...args].join(' ')})`)));
+    this.reloader = new ServersReloader(lines, {
+      write: (l) => writeFileAtomic(this.serversFile, serversFileText(l)),
+      signal: () => supervisor.reload(),
+      graceMs: opts.reloadGracePeriodMs,
+      log,
+    });
+    supervisor.start();
+
+    starting = false;
+    if (latest && latest !== initial) this.onConfig(latest);
+    this.hostsWatcher = watchAddnHosts(addnHostsPaths(opts.dnsmasqArgs), () => supervisor.reload(), log);
+    this.scheduleRefresh();
+    if (opts.logIntervalMs > 0) {
+      this.logTimer = setInterval(() => supervisor.signal('SIGUSR1'), opts.logIntervalMs);
+      this.logTimer.unref();
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.refreshTimer) clearTimeout(this.refreshTimer);
+    if (this.logTimer) clearInterval(this.logTimer);
+    this.reloader?.stop();
+    await Promise.allSettled([this.source?.stop(), this.hostsWatcher?.close()]);
+    await this.supervisor?.stop();
+  }
+
+  /** Our state directory holds only what we generate: start from a clean hosts directory. */
+  private async prepareStateDir(): Promise<void> {
+    try {
+      await mkdir(this.hostsDir, { recursive: true });
+      for (const name of await readdir(this.hostsDir)) {
+        if (name !== HOSTS_FILE_NAME) await rm(join(this.hostsDir, name), { recursive: true, force: true });
+      }
+    } catch (e) {
+      throw new StartupError(`cannot prepare the state directory ${this.opts.stateDir} (-stateDir): ${(e as Error).message}`);
+    }
+  }
+
+  private onConfig(config: KubeDnsConfig): void {
+    if (this.stopped) return;
+    if (!this.opts.restartDnsmasq) {
+      this.log.warn({ version: config.version }, 'Not applying the new configuration to dnsmasq (-restartDnsmasq=false)');
+      return;
+    }
+    this.applied = config;
+    this.enqueue(async () => {
+      await this.writeHosts(config);
+      if (config !== this.applied) return; // a newer config is queued behind us
+      await this.reloader!.apply(await this.desiredLines(config));
+    });
+  }
+
+  /** Stub server names and resolv.conf can change under an unchanged ConfigMap: follow them. */
+  private scheduleRefresh(): void {
+    if (this.stopped) return;
+    const delay = this.unresolved > 0 ? Math.min(UNRESOLVED_RETRY_MS, this.opts.syncIntervalMs) : this.opts.syncIntervalMs;
+    this.refreshTimer = setTimeout(() => {
+      const config = this.applied;
+      this.enqueue(async () => {
+        if (config && config === this.applied) await this.reloader!.apply(await this.desiredLines(config));
+      });
+      void this.work.then(() => this.scheduleRefresh());
+    }, delay);
+    this.refreshTimer.unref();
+  }
+
+  private enqueue(job: () => Promise<void>): void {
+    this.work = this.work.then(job).catch((e: unknown) => {
+      this.log.error({ err: (e as Error).message }, 'cannot apply the configuration to dnsmasq; it keeps its current one');
+    });
+  }
+
+  private async writeHosts(config: KubeDnsConfig): Promise<void> {
+    const text = hostsFileText(config.hosts);
+    if (text === this.lastHostsText) return;
+    await writeFileAtomic(join(this.hostsDir, HOSTS_FILE_NAME), text);
+    if (this.lastHostsText !== undefined) this.log.info({ entries: config.hosts.length }, 'hosts from the ConfigMap updated');
+    this.lastHostsText = text;
+  }
+
+  /** The servers file's lines for `config`: stub domains (names resolved), then the upstreams. */
+  private async desiredLines(config: KubeDnsConfig): Promise<string[]> {
+    const { opts, log } = this;
+    const stubs = await resolveStubDomains(config.stubDomains, {
+      kubednsServer: opts.kubednsServer,
+      clusterDomain: opts.clusterDomain,
+      log,
+    });
+    this.unresolved = stubs.failures.length;
+    const upstreams: ServerAddress[] = config.upstreamNameservers.length
+      ? config.upstreamNameservers.map((ns) => toServerAddress(ns))
+      : await this.resolvConfServers();
+    return serverLines({ stubDomains: stubs.stubDomains, upstreams });
+  }
+
+  /** What dnsmasq would have used without --no-resolv (the pod's dnsPolicy: Default file). */
+  private async resolvConfServers(): Promise<ServerAddress[]> {
+    const path = resolvFilePath(this.opts.dnsmasqArgs);
+    try {
+      const servers = parseResolvConf(await readFile(path, 'utf8')).map((ns) => toServerAddress(ns));
+      if (servers.length === 0 && !this.resolvWarned) {
+        this.log.warn({ path }, 'no upstreamNameservers in the ConfigMap and no nameserver in the resolv.conf: names outside the stub domains get no answer');
+      }
+      this.resolvWarned = servers.length === 0;
+      return servers;
+    } catch (e) {
+      if (!this.resolvWarned) this.log.warn({ path, err: (e as Error).message }, 'cannot read the resolv.conf for default upstream servers');
+      this.resolvWarned = true;
+      return [];
+    }
+  }
+}

@@ -1,0 +1,94 @@
+// Stub domain servers given as host names: dnsmasq takes only addresses, so names are resolved
+// here. Names in the cluster domain go to kube-dns (the pod's own resolver is the node's, which
+// does not know them); others go to the system resolver. A name that does not resolve is left
+// out (never written as an unusable line) and reported; the caller retries later.
+import { lookup } from 'node:dns/promises';
+import { isIP } from 'node:net';
+import type { Logger, Nameserver } from '@kube-dns/config';
+import { query, rcodeOf } from '@kube-dns/dns-client';
+import { type ServerAddress, toServerAddress } from './servers-file.js';
+
+export interface ResolveOptions {
+  kubednsServer: { host: string; port: number };
+  /** Lower case, no trailing dot. */
+  clusterDomain: string;
+  log: Logger;
+  timeoutMs?: number;
+  /** The system resolver (getaddrinfo: /etc/hosts, then DNS); injectable for tests. */
+  systemLookup?: (name: string) => Promise<string>;
+}
+
+export interface ResolvedStubDomains {
+  stubDomains: Map<string, ServerAddress[]>;
+  /** `domain: name (reason)` for every server left out. */
+  failures: string[];
+}
+
+export function isClusterName(name: string, clusterDomain: string): boolean {
+  const n = name.toLowerCase().replace(/\.$/, '');
+  return n === clusterDomain || n.endsWith(`.${clusterDomain}`);
+}
+
+async function defaultSystemLookup(name: string): Promise<string> {
+  return (await lookup(name)).address;
+}
+
+/** A and then AAAA through kube-dns; the first address. */
+export async function lookupThroughKubeDns(name: string, server: { host: string; port: number }, timeoutMs: number): Promise<string> {
+  const problems: string[] = [];
+  for (const type of ['A', 'AAAA'] as const) {
+    const r = await query(server, { name, type, timeoutMs });
+    const answer = (r.packet.answers ?? []).find((a) => a.type === type);
+    if (answer) return String((answer as { data: unknown }).data);
+    problems.push(`${type}: ${rcodeOf(r.packet)}${rcodeOf(r.packet) === 'NOERROR' ? ' without an address' : ''}`);
+  }
+  throw new Error(`${server.host}:${server.port} answered ${problems.join(', ')}`);
+}
+
+export async function resolveStubDomains(stubDomains: ReadonlyMap<string, readonly Nameserver[]>, opts: ResolveOptions): Promise<ResolvedStubDomains> {
+  const timeoutMs = opts.timeoutMs ?? 2000;
+  const systemLookup = opts.systemLookup ?? defaultSystemLookup;
+  const cache = new Map<string, Promise<string>>();
+  const resolveName = (name: string) => {
+    let p = cache.get(name);
+    if (!p) {
+      p = isClusterName(name, opts.clusterDomain) ? lookupThroughKubeDns(name, opts.kubednsServer, timeoutMs) : systemLookup(name);
+      cache.set(name, p);
+    }
+    return p;
+  };
+
+  const failures: string[] = [];
+  const out = new Map<string, ServerAddress[]>();
+  await Promise.all(
+    [...stubDomains].map(async ([domain, servers]) => {
+      const resolved = await Promise.all(
+        servers.map(async (ns): Promise<ServerAddress | undefined> => {
+          if (ns.family !== 0) return toServerAddress(ns);
+          try {
+            const ip = await resolveName(ns.host);
+            if (isIP(ip) === 0) throw new Error(`resolved to ${JSON.stringify(ip)}, not an address`);
+            opts.log.debug({ domain, server: ns.raw, ip }, 'resolved stub domain server name');
+            return toServerAddress(ns, ip);
+          } catch (e) {
+            const reason = (e as Error).message;
+            failures.push(`${domain}: ${ns.raw} (${reason})`);
+            opts.log.warn(
+              { domain, server: ns.raw, via: isClusterName(ns.host, opts.clusterDomain) ? 'kube-dns' : 'system resolver', err: reason },
+              `Error looking up IP for name ${ns.host}: stub domain ${domain} is configured without this server until it resolves`,
+            );
+            return undefined;
+          }
+        }),
+      );
+      const usable = resolved.filter((s): s is ServerAddress => s !== undefined);
+      if (usable.length === 0) {
+        opts.log.error({ domain }, `stub domain ${domain} has no usable server: its names go to the upstream servers until one resolves`);
+      } else {
+        out.set(domain, usable);
+      }
+    }),
+  );
+  failures.sort();
+  return { stubDomains: out, failures };
+}

@@ -1,0 +1,160 @@
+// The real nanny + real dnsmasq: ConfigMap → routing and hosts, applied live.
+import assert from 'node:assert/strict';
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { startTestDnsServer, tempDir, type TestDnsServer } from '@kube-dns/testkit';
+import { eventually, lookupA as lookupAraw, startNanny } from './nanny-harness.js';
+
+async function lookupA(port: number, name: string) {
+  try {
+    return await lookupAraw(port, name);
+  } catch (e) {
+    throw new Error(`${name}: ${(e as Error).message}`);
+  }
+}
+
+async function server(t: { after: (fn: () => unknown) => void }, answerIp: string): Promise<TestDnsServer> {
+  const s = await startTestDnsServer({ answerIp });
+  t.after(() => s.close());
+  return s;
+}
+
+test('stub domains and upstreams route each query to its configured server, and --server flags survive reloads', async (t) => {
+  const stub = await server(t, '10.0.0.1');
+  const upstream = await server(t, '10.0.0.2');
+  const cluster = await server(t, '10.0.0.3');
+  const nanny = await startNanny(t, {
+    config: {
+      stubDomains: JSON.stringify({ 'acme.local': [`127.0.0.1:${stub.port}`] }),
+      upstreamNameservers: JSON.stringify([`127.0.0.1:${upstream.port}`]),
+    },
+    dnsmasqArgs: [`--server=/cluster.local/127.0.0.1#${cluster.port}`],
+    flags: ['-reloadGracePeriod=500ms'],
+  });
+
+  assert.deepEqual((await lookupA(nanny.port, 'www.acme.local')).ips, ['10.0.0.1']);
+  assert.deepEqual((await lookupA(nanny.port, 'example.org')).ips, ['10.0.0.2']);
+  assert.deepEqual((await lookupA(nanny.port, 'kubernetes.default.svc.cluster.local')).ips, ['10.0.0.3']);
+  assert.equal(stub.questions.filter((q) => q.name === 'www.acme.local').length, 1);
+  assert.ok(!upstream.questions.some((q) => q.name.endsWith('acme.local')), 'stub names never reach the upstream');
+
+  // Move the stub domain to another server and add a second stub domain.
+  const stub2 = await server(t, '10.0.0.4');
+  const pid = nanny.dnsmasqPid();
+  const mark = nanny.logs.length;
+  await nanny.setKey('stubDomains', JSON.stringify({ 'acme.local': [`127.0.0.1:${stub2.port}`], 'other.local': [`127.0.0.1:${stub.port}`] }));
+  await nanny.waitForLog((l) => l.msg === 'dnsmasq servers updated' && JSON.stringify(l.servers).includes(`#${stub2.port}`), 8000, mark);
+  assert.deepEqual((await lookupA(nanny.port, 'x1.acme.local')).ips, ['10.0.0.4']);
+  assert.deepEqual((await lookupA(nanny.port, 'x1.other.local')).ips, ['10.0.0.1']);
+  assert.deepEqual((await lookupA(nanny.port, 'x1.cluster.local')).ips, ['10.0.0.3'], 'the command line --server is still in force after SIGHUP');
+  assert.deepEqual((await lookupA(nanny.port, 'x2.example.org')).ips, ['10.0.0.2']);
+  assert.equal(nanny.dnsmasqPid(), pid, 'no restart');
+  const file = await readFile(join(nanny.stateDir, 'servers'), 'utf8');
+  assert.deepEqual(
+    file.split('\n').filter((l) => l.startsWith('server=')),
+    [`server=/acme.local/127.0.0.1#${stub2.port}`, `server=/other.local/127.0.0.1#${stub.port}`, `server=127.0.0.1#${upstream.port}`],
+  );
+});
+
+test('an invalid config is reported with its key and leaves the running dnsmasq and its routing untouched', async (t) => {
+  const stub = await server(t, '10.0.1.1');
+  const nanny = await startNanny(t, { config: { stubDomains: JSON.stringify({ 'acme.local': [`127.0.0.1:${stub.port}`] }) } });
+  const pid = nanny.dnsmasqPid();
+  const before = await readFile(join(nanny.stateDir, 'servers'), 'utf8');
+
+  let mark = nanny.logs.length;
+  await nanny.setKey('stubDomains', '{"acme.local": ["127.0.0.1:99999"]');
+  const bad = await nanny.waitForLog((l) => /Invalid configuration/.test(l.msg), 5000, mark);
+  assert.match(bad.msg, /stubDomains: invalid JSON/);
+
+  mark = nanny.logs.length;
+  await nanny.setKey('stubDomains', '{}');
+  await nanny.setKey('upstreamNameservers', '["1.1.1.1", "8.8.8.8", "9.9.9.9", "1.0.0.1"]');
+  const tooMany = await nanny.waitForLog((l) => /Invalid configuration/.test(l.msg) && /upstreamNameservers/.test(l.msg), 5000, mark);
+  assert.match(tooMany.msg, /upstreamNameservers: 4 servers given, at most 3/);
+
+  mark = nanny.logs.length;
+  await nanny.setKey('upstreamNameservers', '["300.1.1.1"]');
+  const badIp = await nanny.waitForLog((l) => /Invalid configuration/.test(l.msg) && /300\.1\.1\.1/.test(l.msg), 5000, mark);
+  assert.match(badIp.msg, /upstreamNameservers: "300\.1\.1\.1" is not an IP address/);
+
+  assert.equal(await readFile(join(nanny.stateDir, 'servers'), 'utf8'), before, 'servers file unchanged');
+  assert.ok(!nanny.logs.some((l) => l.msg === 'dnsmasq servers updated'), 'no reload');
+  assert.equal(nanny.dnsmasqPid(), pid);
+  assert.deepEqual((await lookupA(nanny.port, 'still.acme.local')).ips, ['10.0.1.1']);
+});
+
+test('a hosts edit in the ConfigMap is served within 3 s by the same dnsmasq process', async (t) => {
+  const nanny = await startNanny(t, { config: { hosts: '192.0.2.10 db.corp.example\n' } });
+  assert.deepEqual((await lookupA(nanny.port, 'db.corp.example')).ips, ['192.0.2.10']);
+  const pid = nanny.dnsmasqPid();
+
+  await nanny.setKey('hosts', '# moved\n192.0.2.11 db.corp.example db\n192.0.2.20 cache.corp.example\n');
+  const ms = await eventually(async () => (await lookupA(nanny.port, 'db.corp.example')).ips.join() === '192.0.2.11', 3000, 'hosts edit served');
+  assert.ok(ms < 3000);
+  assert.deepEqual((await lookupA(nanny.port, 'cache.corp.example')).ips, ['192.0.2.20']);
+
+  await nanny.setKey('hosts', '192.0.2.20 cache.corp.example\n');
+  await eventually(async () => (await lookupA(nanny.port, 'db.corp.example')).ips.length === 0, 3000, 'removed host no longer served');
+  assert.equal(nanny.dnsmasqPid(), pid, 'no new dnsmasq process');
+  assert.equal(nanny.logs.filter((l) => l.msg === 'dnsmasq restarted').length, 0);
+});
+
+test('operator --addn-hosts files are re-read within seconds of an edit', async (t) => {
+  const tmp = await tempDir('nanny-addn-');
+  t.after(() => tmp.cleanup());
+  const hostsFile = join(tmp.path, 'extra.hosts');
+  await writeFile(hostsFile, '198.51.100.1 printer.corp.example\n');
+  const nanny = await startNanny(t, { dnsmasqArgs: [`--addn-hosts=${hostsFile}`] });
+  assert.deepEqual((await lookupA(nanny.port, 'printer.corp.example')).ips, ['198.51.100.1']);
+  const pid = nanny.dnsmasqPid();
+  await writeFile(hostsFile, '198.51.100.2 printer.corp.example\n');
+  await eventually(async () => (await lookupA(nanny.port, 'printer.corp.example')).ips.join() === '198.51.100.2', 3000, 'addn-hosts edit served');
+  assert.equal(nanny.dnsmasqPid(), pid);
+});
+
+test('with -restartDnsmasq=false a change is logged and not applied', async (t) => {
+  const a = await server(t, '10.0.2.1');
+  const b = await server(t, '10.0.2.2');
+  const nanny = await startNanny(t, {
+    config: { stubDomains: JSON.stringify({ 'acme.local': [`127.0.0.1:${a.port}`] }) },
+    flags: ['-restartDnsmasq=false'],
+  });
+  const mark = nanny.logs.length;
+  await nanny.setKey('stubDomains', JSON.stringify({ 'acme.local': [`127.0.0.1:${b.port}`] }));
+  await nanny.waitForLog((l) => /Not applying the new configuration/.test(l.msg), 5000, mark);
+  assert.deepEqual((await lookupA(nanny.port, 'y.acme.local')).ips, ['10.0.2.1']);
+});
+
+test('a stub server named by a cluster name is resolved through kube-dns, and picked up once kube-dns knows it', async (t) => {
+  const stub = await server(t, '10.0.3.1');
+  let known = false;
+  const kubedns = await startTestDnsServer({
+    handler: (q) =>
+      known && q.name === 'stub-dns.infra.svc.cluster.local' && q.type === 'A'
+        ? { answers: [{ name: q.name, type: 'A', ttl: 30, data: '127.0.0.1' }] }
+        : { rcode: 'NXDOMAIN' },
+  });
+  t.after(() => kubedns.close());
+  const nanny = await startNanny(t, {
+    config: { stubDomains: JSON.stringify({ 'corp.example': [`stub-dns.infra.svc.cluster.local:${stub.port}`] }) },
+    flags: [`-kubednsServer=127.0.0.1:${kubedns.port}`],
+  });
+  // kube-dns has not synced yet (a pod starting): reported, and no unusable line written.
+  const warn = await nanny.waitForLog((l) => /Error looking up IP for name stub-dns\.infra\.svc\.cluster\.local/.test(l.msg));
+  assert.equal(warn.domain, 'corp.example');
+  assert.doesNotMatch(await readFile(join(nanny.stateDir, 'servers'), 'utf8'), /corp\.example/);
+
+  known = true;
+  const mark = nanny.logs.length;
+  await nanny.waitForLog((l) => l.msg === 'dnsmasq servers updated' && JSON.stringify(l.servers).includes('corp.example'), 6000, mark);
+  assert.deepEqual((await lookupA(nanny.port, 'www.corp.example')).ips, ['10.0.3.1']);
+  assert.ok(kubedns.questions.some((q) => q.name === 'stub-dns.infra.svc.cluster.local'));
+});
+
+test('-logInterval makes dnsmasq log its cache statistics periodically', async (t) => {
+  const nanny = await startNanny(t, { flags: ['-logInterval=200ms'] });
+  const line = await nanny.waitForLog((l) => /cache size \d+/.test(l.msg) && l.dnsmasqPid === nanny.dnsmasqPid(), 3000);
+  assert.equal(line.stream, 'stderr');
+});

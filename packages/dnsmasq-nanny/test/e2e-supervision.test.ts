@@ -1,0 +1,73 @@
+// The real nanny supervising a real dnsmasq: crash recovery, crash loops, shutdown.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { startTestDnsServer } from '@kube-dns/testkit';
+import { alive, eventually, loopbackDnsmasqArgs, lookupA, startNanny } from './nanny-harness.js';
+
+test('kill -9 of dnsmasq: a new dnsmasq answers within 1 s, with the same configuration', async (t) => {
+  const stub = await startTestDnsServer({ answerIp: '10.3.0.1' });
+  t.after(() => stub.close());
+  const nanny = await startNanny(t, {
+    config: { stubDomains: JSON.stringify({ 'acme.local': [`127.0.0.1:${stub.port}`] }), hosts: '192.0.2.5 h.example\n' },
+  });
+  const first = nanny.dnsmasqPid();
+  assert.ok(first && alive(first));
+
+  const mark = nanny.logs.length;
+  process.kill(first, 'SIGKILL');
+  const killedAt = Date.now();
+  const ms = await eventually(async () => (await lookupA(nanny.port, 'after.acme.local', 200)).ips.join() === '10.3.0.1', 1000, 'answer from a new dnsmasq', 20);
+  assert.ok(Date.now() - killedAt <= 1200, `answered after ${ms} ms`);
+  const restarted = await nanny.waitForLog((l) => l.msg === 'dnsmasq restarted', 1000, mark);
+  assert.notEqual(restarted.dnsmasqPid, first);
+  assert.ok(nanny.logs.slice(mark).some((l) => l.level === 50 && /killed by SIGKILL; restarting in 100 ms/.test(l.msg)));
+  assert.deepEqual((await lookupA(nanny.port, 'h.example')).ips, ['192.0.2.5'], 'hosts survive the restart');
+  assert.equal(nanny.proc.exitCode, null, 'the nanny itself keeps running');
+});
+
+test('a dnsmasq that cannot start: restarts with backoff, then a clear error and a non-zero exit', async (t) => {
+  const nanny = await startNanny(t, {
+    rawDnsmasqArgs: (port) => [...loopbackDnsmasqArgs(port), '--no-such-option'],
+    waitReady: false,
+  });
+  const started = Date.now();
+  const { code } = await nanny.exit;
+  const elapsed = Date.now() - started;
+  assert.equal(code, 255);
+  const restarts = nanny.logs.filter((l) => l.msg === 'dnsmasq restarted');
+  assert.equal(restarts.length, 4, 'started 5 times in all');
+  const delays = nanny.logs.filter((l) => typeof l.restartInMs === 'number').map((l) => l.restartInMs);
+  assert.deepEqual(delays, [100, 200, 400, 800]);
+  assert.ok(elapsed >= 1500, `gave up after ${elapsed} ms, before the backoff ran out`);
+  const fatal = nanny.logs.find((l) => l.level === 60);
+  assert.ok(fatal, 'a fatal log line');
+  assert.match(fatal.msg, /dnsmasq failed 5 times within 60 s, giving up: it exited with status 1; last output: dnsmasq: bad command line options.*\(dnsmasq command: .*--no-such-option/);
+});
+
+test('a missing dnsmasq executable is reported clearly and ends in a non-zero exit', async (t) => {
+  const nanny = await startNanny(t, { flags: ['-dnsmasqExec=/nonexistent/dnsmasq'], waitReady: false });
+  const { code } = await nanny.exit;
+  assert.equal(code, 255);
+  assert.match(nanny.logs.find((l) => l.level === 60)!.msg, /could not be started: .*ENOENT|could not be started: .*\/nonexistent\/dnsmasq/);
+});
+
+test('SIGTERM stops dnsmasq and exits 0', async (t) => {
+  const nanny = await startNanny(t);
+  const pid = nanny.dnsmasqPid()!;
+  assert.ok(alive(pid));
+  nanny.proc.kill('SIGTERM');
+  const { code } = await nanny.exit;
+  assert.equal(code, 0);
+  assert.equal(alive(pid), false, 'dnsmasq is gone');
+  assert.ok(!nanny.logs.some((l) => l.msg === 'dnsmasq restarted'));
+});
+
+test('bad flags exit 2 naming the flag; a --servers-file among the dnsmasq arguments exits 1 saying why', async (t) => {
+  const bad = await startNanny(t, { flags: ['-syncInterval=10'], waitReady: false });
+  assert.equal((await bad.exit).code, 2);
+  assert.match(bad.rawOutput.join('\n'), /invalid value for --syncInterval: invalid duration "10"/);
+
+  const conflict = await startNanny(t, { dnsmasqArgs: ['--servers-file=/tmp/x'], waitReady: false });
+  assert.equal((await conflict.exit).code, 1);
+  assert.match(conflict.logs.find((l) => l.level === 60)!.msg, /--servers-file is managed by dnsmasq-nanny/);
+});

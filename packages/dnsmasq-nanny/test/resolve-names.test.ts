@@ -1,0 +1,65 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { parseStubDomains, silentLogger } from '@kube-dns/config';
+import { startTestDnsServer } from '@kube-dns/testkit';
+import { isClusterName, resolveStubDomains } from '../src/resolve-names.js';
+
+function stubs(json: unknown) {
+  const r = parseStubDomains(JSON.stringify(json));
+  assert.ok(r.ok);
+  return r.value;
+}
+
+test('cluster names resolve through kube-dns (keeping their port), other names through the system resolver', async (t) => {
+  const kubedns = await startTestDnsServer({
+    handler: (q) =>
+      q.name === 'dns-stub.infra.svc.cluster.local' && q.type === 'A'
+        ? { answers: [{ name: q.name, type: 'A', ttl: 30, data: '10.96.0.53' }] }
+        : q.name === 'v6only.infra.svc.cluster.local' && q.type === 'AAAA'
+          ? { answers: [{ name: q.name, type: 'AAAA', ttl: 30, data: 'fd00::53' }] }
+          : q.name === 'v6only.infra.svc.cluster.local'
+            ? {}
+            : { rcode: 'NXDOMAIN' },
+  });
+  t.after(() => kubedns.close());
+  const systemAsked: string[] = [];
+  const r = await resolveStubDomains(
+    stubs({
+      'corp.example': ['dns-stub.infra.svc.cluster.local:5353', 'v6only.infra.svc.cluster.local', 'localhost'],
+      'gone.example': ['missing.infra.svc.cluster.local'],
+    }),
+    {
+      kubednsServer: { host: kubedns.host, port: kubedns.port },
+      clusterDomain: 'cluster.local',
+      log: silentLogger(),
+      systemLookup: async (n) => (systemAsked.push(n), '127.0.0.1'),
+    },
+  );
+  assert.deepEqual(r.stubDomains.get('corp.example'), [
+    { ip: '10.96.0.53', port: 5353, portGiven: true },
+    { ip: 'fd00::53', port: 53, portGiven: false },
+    { ip: '127.0.0.1', port: 53, portGiven: false },
+  ]);
+  assert.deepEqual(systemAsked, ['localhost'], 'cluster names never go to the system resolver');
+  assert.equal(r.stubDomains.has('gone.example'), false, 'no line without a usable server');
+  assert.equal(r.failures.length, 1);
+  assert.match(r.failures[0]!, /^gone\.example: missing\.infra\.svc\.cluster\.local \(.*NXDOMAIN/);
+});
+
+test('kube-dns not answering: the name is reported and left out, not written as an unusable line', async () => {
+  const r = await resolveStubDomains(stubs({ 'a.example': ['x.svc.cluster.local', '192.0.2.1'] }), {
+    kubednsServer: { host: '127.0.0.1', port: 9 },
+    clusterDomain: 'cluster.local',
+    log: silentLogger(),
+    timeoutMs: 200,
+  });
+  assert.deepEqual(r.stubDomains.get('a.example'), [{ ip: '192.0.2.1', port: 53, portGiven: false }]);
+  assert.equal(r.failures.length, 1);
+});
+
+test('cluster names are those under the configured cluster domain', () => {
+  assert.equal(isClusterName('kubernetes.default.svc.cluster.local', 'cluster.local'), true);
+  assert.equal(isClusterName('cluster.local.', 'cluster.local'), true);
+  assert.equal(isClusterName('notcluster.local', 'cluster.local'), false);
+  assert.equal(isClusterName('a.svc.k8s.example', 'k8s.example'), true);
+});
