@@ -123,6 +123,7 @@ export async function startKubeDns(o: KubeDnsOptions, x: StartExtras): Promise<K
     isSynced,
     log,
     observer: metrics,
+    cacheEntries: o.responseCacheEntries,
   });
   const udp = new UdpListener(handler, log);
   const tcp = new TcpListener(handler, log);

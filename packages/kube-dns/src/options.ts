@@ -22,6 +22,7 @@ export const FLAGS: FlagSpecs = {
   version: { type: 'optional', help: 'print the version and exit (--version=raw: only the version string)' },
   v: { type: 'int', default: 2, help: 'log verbosity (0-2 info, 3-5 debug, 6+ trace)' },
   ttl: { type: 'int', default: 30, help: 'TTL of the records, in seconds (also the SOA minimum for negative caching)' },
+  'response-cache-entries': { type: 'int', default: 20_000, help: 'encoded replies kept for repeated questions (0 disables the cache)' },
   pods: { type: 'string', default: 'insecure', help: 'pod records: insecure (any a-b-c-d.<ns>.pod name), verified (only existing pods; watches Pods), disabled' },
   ...KLOG_COMPAT_FLAGS,
 };
@@ -41,6 +42,7 @@ export interface KubeDnsOptions {
   initialSyncTimeoutMs: number;
   verbosity: number;
   ttl: number;
+  responseCacheEntries: number;
   pods: PodMode;
   version?: string;
   help: boolean;
@@ -102,6 +104,7 @@ export function parseOptions(argv: readonly string[]): KubeDnsOptions {
     initialSyncTimeoutMs: Number(v['initial-sync-timeout']),
     verbosity: Number(v.v),
     ttl,
+    responseCacheEntries: Math.max(0, Number(v['response-cache-entries'])),
     pods: pods as PodMode,
     version: v.version === undefined ? undefined : String(v.version),
     help: f.help,

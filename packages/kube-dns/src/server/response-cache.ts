@@ -51,6 +51,7 @@ export class ResponseCache {
 
   /** `gen`: the dependency's generation read in the same tick as the resolution (the zone changes only between ticks). */
   set(key: string, bytes: Buffer, nameOffsets: number[], dep: string, gen: number): void {
+    if (this.maxEntries <= 0) return; // disabled
     if (this.map.size >= this.maxEntries) {
       // drop the oldest eighth at once: amortised O(1), and stale entries tend to be old
       let n = this.maxEntries >> 3;
