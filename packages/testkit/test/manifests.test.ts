@@ -1,0 +1,496 @@
+// The addon manifests (manifests/) and the images (images/): what an operator relies on when
+// applying them. kubectl is not available here, so the objects are checked field by field
+// against @kubernetes/client-node's API models (what `kubectl apply --validate=strict` rejects),
+// and every container's arguments are run through the real binaries' flag parsers.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
+import * as k8s from '@kubernetes/client-node';
+import yaml from 'js-yaml';
+import { query } from '@kube-dns/dns-client';
+import { dnsmasqPath, startDnsmasq } from '../src/index.js';
+
+const ROOT = new URL('../../../../', import.meta.url).pathname;
+const run = promisify(execFile);
+
+type Obj = Record<string, any>;
+
+function readDocs(file: string): Obj[] {
+  return yaml.loadAll(readFileSync(join(ROOT, 'manifests', file), 'utf8')).filter((d): d is Obj => d !== null && d !== undefined);
+}
+
+const ADDON = readDocs('kube-dns.yaml');
+const AUTOSCALER = readDocs('dns-horizontal-autoscaler.yaml');
+
+function find(docs: Obj[], kind: string, name: string): Obj {
+  const d = docs.find((x) => x.kind === kind && x.metadata?.name === name);
+  assert.ok(d, `no ${kind} ${name}`);
+  return d;
+}
+
+const deployment = () => find(ADDON, 'Deployment', 'kube-dns');
+const podSpec = (d: Obj = deployment()) => d.spec.template.spec as Obj;
+function container(name: string, d: Obj = deployment()): Obj {
+  const c = (podSpec(d).containers as Obj[]).find((x) => x.name === name);
+  assert.ok(c, `no container ${name}`);
+  return c;
+}
+const args = (name: string, d?: Obj) => container(name, d).args as string[];
+const flagValue = (list: string[], prefix: string) => list.find((a) => a.startsWith(prefix))?.slice(prefix.length);
+
+// --- API schema -----------------------------------------------------------------------------
+
+const API_VERSIONS: Record<string, string> = {
+  Service: 'v1',
+  ServiceAccount: 'v1',
+  ConfigMap: 'v1',
+  Deployment: 'apps/v1',
+  ClusterRole: 'rbac.authorization.k8s.io/v1',
+  ClusterRoleBinding: 'rbac.authorization.k8s.io/v1',
+  PodDisruptionBudget: 'policy/v1',
+};
+const CLUSTER_SCOPED = new Set(['ClusterRole', 'ClusterRoleBinding']);
+const QUANTITY = /^[0-9]+(\.[0-9]+)?(m|k|M|G|T|Ki|Mi|Gi|Ti)?$/;
+
+/** Unknown fields and wrongly typed values, checked against the client's generated API models. */
+function schemaErrors(value: unknown, type: string, path: string, out: string[]): void {
+  let m: RegExpMatchArray | null;
+  if ((m = type.match(/^Array<(.+)>$/))) {
+    if (!Array.isArray(value)) return void out.push(`${path}: want a list`);
+    value.forEach((v, i) => schemaErrors(v, m![1]!, `${path}[${i}]`, out));
+    return;
+  }
+  if ((m = type.match(/^\{ \[key: string\]: (.+); \}$/))) {
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) return void out.push(`${path}: want a map`);
+    for (const [k, v] of Object.entries(value)) schemaErrors(v, m[1]!, `${path}.${k}`, out);
+    return;
+  }
+  switch (type) {
+    case 'string':
+      if (typeof value !== 'string') out.push(`${path}: want a string, got ${JSON.stringify(value)} (quote it in YAML)`);
+      return;
+    case 'number':
+      if (!Number.isInteger(value)) out.push(`${path}: want an integer, got ${JSON.stringify(value)}`);
+      return;
+    case 'boolean':
+      if (typeof value !== 'boolean') out.push(`${path}: want true or false, got ${JSON.stringify(value)}`);
+      return;
+    case 'IntOrString':
+      if (!Number.isInteger(value) && typeof value !== 'string') out.push(`${path}: want an integer or a string`);
+      return;
+    case 'Date':
+    case 'any':
+    case 'object':
+      return;
+  }
+  const model = (k8s as unknown as Record<string, { getAttributeTypeMap?: () => { baseName: string; type: string }[] }>)[type];
+  assert.ok(model?.getAttributeTypeMap, `no API model ${type}`);
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return void out.push(`${path}: want an object (${type})`);
+  const fields = new Map(model.getAttributeTypeMap().map((a) => [a.baseName, a.type]));
+  for (const [k, v] of Object.entries(value)) {
+    const t = fields.get(k);
+    if (t === undefined) out.push(`${path}.${k}: unknown field in ${type}`);
+    else schemaErrors(v, t, `${path}.${k}`, out);
+  }
+}
+
+for (const [file, docs] of [['kube-dns.yaml', ADDON], ['dns-horizontal-autoscaler.yaml', AUTOSCALER]] as const) {
+  test(`${file}: every object is one the API server accepts as written`, () => {
+    assert.ok(docs.length > 0);
+    for (const d of docs) {
+      const where = `${file}: ${d.kind} ${d.metadata?.name}`;
+      assert.equal(typeof d.kind, 'string', `${file}: a document without kind`);
+      assert.equal(d.apiVersion, API_VERSIONS[d.kind], `${where}: apiVersion`);
+      assert.ok(typeof d.metadata?.name === 'string' && d.metadata.name.length > 0, `${where}: metadata.name`);
+      if (CLUSTER_SCOPED.has(d.kind)) assert.equal(d.metadata.namespace, undefined, `${where}: cluster-scoped`);
+      else assert.equal(d.metadata.namespace, 'kube-system', `${where}: namespace`);
+      const errors: string[] = [];
+      schemaErrors(d, `V1${d.kind}`, `${d.kind}/${d.metadata.name}`, errors);
+      assert.deepEqual(errors, [], where);
+    }
+    for (const d of docs.filter((x) => x.kind === 'Deployment')) {
+      const spec = podSpec(d);
+      const volumes = new Set((spec.volumes ?? []).map((v: Obj) => v.name));
+      for (const c of spec.containers as Obj[]) {
+        for (const [kind, q] of Object.entries({ ...c.resources?.requests, ...c.resources?.limits })) {
+          assert.match(String(q), QUANTITY, `${c.name}: ${kind} quantity`);
+        }
+        for (const vm of c.volumeMounts ?? []) assert.ok(volumes.has(vm.name), `${c.name}: mounts undeclared volume ${vm.name}`);
+      }
+      // The selector must select the template: the API server refuses the Deployment otherwise.
+      for (const [k, v] of Object.entries(d.spec.selector.matchLabels as Record<string, string>)) {
+        assert.equal(d.spec.template.metadata.labels[k], v, `${d.metadata.name}: selector ${k}`);
+      }
+    }
+  });
+}
+
+test('the schema check catches the mistakes kubectl would reject', () => {
+  const d = structuredClone(deployment());
+  d.spec.template.spec.containers[0].securityContext.readOnlyRootFileSystem = true;
+  d.metadata.labels['kubernetes.io/cluster-service'] = true;
+  const errors: string[] = [];
+  schemaErrors(d, 'V1Deployment', 'd', errors);
+  assert.equal(errors.length, 2, errors.join('\n'));
+  assert.match(errors.join('\n'), /readOnlyRootFileSystem: unknown field/);
+  assert.match(errors.join('\n'), /cluster-service: want a string/);
+});
+
+// --- the pod ----------------------------------------------------------------------------------
+
+test('the Deployment keeps the original pod: containers, ports, probes, mounts', () => {
+  const d = deployment();
+  const spec = podSpec(d);
+  assert.deepEqual(d.spec.selector.matchLabels, { 'k8s-app': 'kube-dns' }, 'selector (immutable: in-place upgrade)');
+  assert.equal(d.spec.replicas, undefined, 'replicas are left to the autoscaler');
+  assert.deepEqual(d.spec.strategy.rollingUpdate, { maxSurge: '10%', maxUnavailable: 0 });
+  assert.deepEqual(spec.containers.map((c: Obj) => c.name), ['kubedns', 'dnsmasq', 'sidecar']);
+  const ports = (name: string) => container(name).ports.map((p: Obj) => `${p.name}:${p.containerPort}/${p.protocol}`);
+  assert.deepEqual(ports('kubedns'), ['dns-local:10053/UDP', 'dns-tcp-local:10053/TCP', 'metrics:10055/TCP']);
+  assert.deepEqual(ports('dnsmasq'), ['dns:53/UDP', 'dns-tcp:53/TCP']);
+  assert.deepEqual(ports('sidecar'), ['metrics:10054/TCP']);
+
+  const probe = (p: Obj | undefined) => p && `${p.httpGet.path}@${p.httpGet.port}`;
+  assert.equal(probe(container('kubedns').readinessProbe), '/readiness@8081');
+  assert.equal(probe(container('kubedns').livenessProbe), '/healthcheck/kubedns@10054');
+  assert.equal(probe(container('dnsmasq').livenessProbe), '/healthcheck/dnsmasq@10054');
+  assert.equal(probe(container('sidecar').livenessProbe), '/metrics@10054');
+  for (const c of spec.containers as Obj[]) {
+    assert.equal(c.livenessProbe.failureThreshold, 5, `${c.name}: several failures before a restart`);
+  }
+  // Every probe targets a port some container of the pod listens on.
+  const listening = new Set((spec.containers as Obj[]).flatMap((c) => c.ports.map((p: Obj) => p.containerPort)));
+  listening.add(8081); // kubedns --healthz-port (the original declares no port for it)
+  for (const c of spec.containers as Obj[]) {
+    for (const p of [c.livenessProbe, c.readinessProbe].filter(Boolean)) assert.ok(listening.has(p.httpGet.port), `${c.name}: probe port`);
+  }
+
+  const mount = (c: string, volume: string) => container(c).volumeMounts.find((m: Obj) => m.name === volume)?.mountPath;
+  assert.equal(mount('kubedns', 'kube-dns-config'), '/kube-dns-config');
+  assert.equal(mount('dnsmasq', 'kube-dns-config'), '/etc/k8s/dns/dnsmasq-nanny');
+  assert.deepEqual(spec.volumes.find((v: Obj) => v.name === 'kube-dns-config').configMap, { name: 'kube-dns', optional: true });
+  assert.equal(flagValue(args('kubedns'), '--config-dir='), '/kube-dns-config');
+  assert.equal(flagValue(args('kubedns'), '--dns-port='), '10053');
+  assert.deepEqual(container('kubedns').env, [{ name: 'PROMETHEUS_PORT', value: '10055' }]);
+
+  assert.equal(spec.dnsPolicy, 'Default', 'kube-dns must not resolve through itself');
+  assert.equal(spec.priorityClassName, 'system-cluster-critical');
+  assert.deepEqual(spec.tolerations, [{ key: 'CriticalAddonsOnly', operator: 'Exists' }]);
+  assert.equal(d.spec.template.metadata.annotations['prometheus.io/port'], '10054');
+  assert.ok(spec.terminationGracePeriodSeconds >= 10, 'room for the preStop pause and the 5 s drain');
+});
+
+test('every container runs as non-root 1001 on a read-only root, and dnsmasq can still bind 53', () => {
+  const spec = podSpec();
+  for (const c of spec.containers as Obj[]) {
+    const sc = c.securityContext;
+    assert.equal(sc.runAsUser, 1001, c.name);
+    assert.equal(sc.runAsGroup, 1001, c.name);
+    assert.equal(sc.readOnlyRootFilesystem, true, c.name);
+    assert.equal(sc.allowPrivilegeEscalation, false, c.name);
+    assert.deepEqual(sc.capabilities.drop, ['ALL'], c.name);
+  }
+  // A capability would not reach a non-root process: the pod's privileged-port floor must.
+  const floor = (spec.securityContext.sysctls as Obj[]).find((s) => s.name === 'net.ipv4.ip_unprivileged_port_start');
+  assert.ok(floor && Number(floor.value) <= 53, 'net.ipv4.ip_unprivileged_port_start <= 53');
+});
+
+test('the nanny accepts its arguments, and writes only to a writable volume', async () => {
+  const { parseNannyOptions } = (await import(pathToFileURL(join(ROOT, 'packages/dnsmasq-nanny/dist/src/options.js')).href)) as {
+    parseNannyOptions(argv: string[]): { kind: string; options: { configDir: string; stateDir: string; restartDnsmasq: boolean; clusterDomain: string; dnsmasqArgs: string[] } };
+  };
+  const a = args('dnsmasq');
+  const parsed = parseNannyOptions(a);
+  assert.equal(parsed.kind, 'options');
+  const o = parsed.options;
+  assert.equal(o.configDir, '/etc/k8s/dns/dnsmasq-nanny');
+  assert.equal(o.restartDnsmasq, true);
+  assert.deepEqual(o.dnsmasqArgs, a.slice(a.indexOf('--') + 1));
+  const stateMount = container('dnsmasq').volumeMounts.find((m: Obj) => m.mountPath === o.stateDir);
+  assert.ok(stateMount, `-stateDir ${o.stateDir} is not a mounted volume (the root filesystem is read-only)`);
+  assert.ok(podSpec().volumes.find((v: Obj) => v.name === stateMount.name).emptyDir, 'the state dir is an emptyDir');
+  assert.throws(() => parseNannyOptions(['-noSuchFlag=1', ...a]), /noSuchFlag/, 'the parser rejects unknown flags');
+});
+
+test('dnsmasq accepts the arguments it gets (the manifest\'s plus the nanny\'s) and the image\'s dnsmasq.conf', async (t) => {
+  const { buildDnsmasqArgs } = (await import(pathToFileURL(join(ROOT, 'packages/dnsmasq-nanny/dist/src/dnsmasq-args.js')).href)) as {
+    buildDnsmasqArgs(passthrough: string[], paths: { serversFile: string; hostsDir: string }): string[];
+  };
+  const passthrough = args('dnsmasq').slice(args('dnsmasq').indexOf('--') + 1);
+  assert.ok(passthrough.some((x) => /^--dns-forward-max=\d+$/.test(x)), '--dns-forward-max is exposed');
+  for (const original of ['-k', '--cache-size=1000', '--no-negcache', '--dns-loop-detect', '--log-facility=-']) {
+    assert.ok(passthrough.includes(original), original);
+  }
+  const conf = join(ROOT, 'images/dnsmasq-nanny/dnsmasq.conf');
+  const full = ['--test', `--conf-file=${conf}`, ...buildDnsmasqArgs(passthrough, { serversFile: '/run/dnsmasq-nanny/servers', hostsDir: '/run/dnsmasq-nanny/hosts.d' })];
+  const ok = await run(dnsmasqPath(), full);
+  assert.match(ok.stderr + ok.stdout, /syntax check OK/);
+  await assert.rejects(run(dnsmasqPath(), [...full, '--cache-size=lots']), 'dnsmasq --test rejects a bad option');
+
+  // And they run: the cache size dnsmasq reports is the manifest's. (The test dnsmasq's base
+  // arguments already keep it in the foreground and log to stderr: dnsmasq refuses repeats.)
+  const dm = await startDnsmasq([`--conf-file=${conf}`, ...passthrough.filter((x) => x !== '-k' && x !== '--log-facility=-')]);
+  t.after(() => dm.stop());
+  const r = await query({ host: dm.host, port: dm.port }, { name: 'cachesize.bind', type: 'TXT', class: 'CH' });
+  const txt = r.packet.answers?.[0] as { data?: Buffer[] } | undefined;
+  assert.equal(String(txt?.data?.[0]), flagValue(passthrough, '--cache-size='));
+});
+
+async function versionOf(bin: string, argv: string[]): Promise<string> {
+  const r = await run(process.execPath, [join(ROOT, `packages/${bin}/bin/${bin}.js`), ...argv, '--version'], { timeout: 15_000 });
+  return r.stdout;
+}
+
+for (const [bin, name] of [['kube-dns', 'kubedns'], ['sidecar', 'sidecar']] as const) {
+  test(`${bin} accepts every argument of container ${name}`, async () => {
+    assert.match(await versionOf(bin, args(name)), /^Kube-DNS \S+\n$/);
+    // --version must not short-circuit flag parsing, or the check above proves nothing.
+    await assert.rejects(versionOf(bin, [...args(name), '--no-such-flag=1']), (e: { code?: number }) => e.code === 2);
+  });
+}
+
+// --- the cluster domain, the Service, RBAC --------------------------------------------------------
+
+/** The cluster domain as each of the five arguments that carry it sees it. */
+function clusterDomains(d: Obj): Record<string, string | undefined> {
+  const probes = args('sidecar', d).filter((a) => a.startsWith('--probe='));
+  return {
+    'kubedns --domain': flagValue(args('kubedns', d), '--domain=')?.replace(/\.$/, ''),
+    'nanny -clusterDomain': flagValue(args('dnsmasq', d), '-clusterDomain='),
+    // Every non-reverse domain dnsmasq sends to kubedns: exactly the cluster domain.
+    'dnsmasq --server': args('dnsmasq', d)
+      .map((a) => a.match(/^--server=\/([^/]+)\/127\.0\.0\.1#10053$/)?.[1])
+      .filter((x) => x !== undefined && !x.endsWith('.arpa'))
+      .join(','),
+    ...Object.fromEntries(probes.map((p) => [`sidecar ${p.split(',')[0]}`, p.split(',')[2]?.replace(/^kubernetes\.default\.svc\./, '')])),
+  };
+}
+
+test('the cluster domain is the same in all five places', () => {
+  const domains = clusterDomains(deployment());
+  assert.equal(Object.keys(domains).length, 5, JSON.stringify(domains));
+  for (const [where, domain] of Object.entries(domains)) assert.equal(domain, 'cluster.local', where);
+});
+
+test('the Service selects the pod and reaches dnsmasq on 53/UDP and 53/TCP', () => {
+  const svc = find(ADDON, 'Service', 'kube-dns');
+  const labels = deployment().spec.template.metadata.labels;
+  for (const [k, v] of Object.entries(svc.spec.selector as Record<string, string>)) assert.equal(labels[k], v, `selector ${k}`);
+  assert.equal(svc.metadata.labels['kubernetes.io/name'], 'KubeDNS');
+  assert.deepEqual(svc.spec.ports.map((p: Obj) => `${p.name}:${p.port}/${p.protocol}`), ['dns:53/UDP', 'dns-tcp:53/TCP']);
+  for (const p of svc.spec.ports as Obj[]) {
+    const target = p.targetPort ?? p.port;
+    assert.ok(container('dnsmasq').ports.some((c: Obj) => c.containerPort === target && c.protocol === p.protocol), `${p.name} → dnsmasq`);
+  }
+  assert.match(svc.spec.clusterIP, /^\d+\.\d+\.\d+\.\d+$/);
+  const pdb = find(ADDON, 'PodDisruptionBudget', 'kube-dns');
+  assert.deepEqual(pdb.spec.selector.matchLabels, { 'k8s-app': 'kube-dns' });
+});
+
+function grants(role: Obj, group: string, resource: string, verb: string): boolean {
+  return (role.rules as Obj[]).some((r) => r.apiGroups.includes(group) && r.resources.includes(resource) && r.verbs.includes(verb));
+}
+
+function boundTo(docs: Obj[], role: Obj, namespace: string, sa: string): boolean {
+  return docs.some(
+    (b) =>
+      b.kind === 'ClusterRoleBinding' &&
+      b.roleRef.kind === 'ClusterRole' &&
+      b.roleRef.name === role.metadata.name &&
+      (b.subjects as Obj[]).some((s) => s.kind === 'ServiceAccount' && s.namespace === namespace && s.name === sa),
+  );
+}
+
+test('kube-dns may list and watch Services and EndpointSlices with its own service account', () => {
+  const sa = podSpec().serviceAccountName;
+  find(ADDON, 'ServiceAccount', sa);
+  const role = find(ADDON, 'ClusterRole', 'kube-dns-ts');
+  for (const verb of ['list', 'watch']) {
+    assert.ok(grants(role, '', 'services', verb), `services ${verb}`);
+    assert.ok(grants(role, 'discovery.k8s.io', 'endpointslices', verb), `endpointslices ${verb}`);
+  }
+  assert.ok(!grants(role, '', 'pods', 'watch'), 'pods only with --pods=verified (commented)');
+  assert.ok(boundTo(ADDON, role, 'kube-system', sa));
+});
+
+test('the ConfigMap is EnsureExists and its commented example is a valid kube-dns config', async () => {
+  const cm = find(ADDON, 'ConfigMap', 'kube-dns');
+  assert.equal(cm.metadata.labels['addonmanager.kubernetes.io/mode'], 'EnsureExists');
+  assert.equal(cm.data, undefined, 'shipped empty: users edit it');
+
+  const text = readFileSync(join(ROOT, 'manifests/kube-dns.yaml'), 'utf8').split('\n');
+  const start = text.indexOf('# data:');
+  assert.ok(start >= 0, 'the example starts with "# data:"');
+  const block: string[] = [];
+  for (const line of text.slice(start)) {
+    if (!line.startsWith('#')) break;
+    block.push(line.replace(/^# ?/, ''));
+  }
+  const example = yaml.load(block.join('\n')) as { data: Record<string, string> };
+  const { parseConfig } = (await import(pathToFileURL(join(ROOT, 'packages/config/dist/src/index.js')).href)) as {
+    parseConfig(data: Record<string, string>): { ok: boolean; errors?: unknown; config?: { stubDomains: Map<string, unknown[]>; upstreamNameservers: unknown[]; hosts: unknown[] } };
+  };
+  const r = parseConfig(example.data);
+  assert.ok(r.ok, JSON.stringify(r.errors));
+  assert.equal(r.config!.stubDomains.size, 2);
+  assert.equal(r.config!.upstreamNameservers.length, 2);
+  assert.equal(r.config!.hosts.length, 2);
+});
+
+test('the autoscaler scales the kube-dns Deployment and may do so', () => {
+  const d = find(AUTOSCALER, 'Deployment', 'kube-dns-autoscaler');
+  const cmd = container('autoscaler', d).command as string[];
+  assert.equal(flagValue(cmd, '--target='), `deployment/${deployment().metadata.name}`);
+  assert.equal(flagValue(cmd, '--namespace='), deployment().metadata.namespace);
+  const params = JSON.parse(flagValue(cmd, '--default-params=')!);
+  assert.deepEqual(params.linear, { coresPerReplica: 256, nodesPerReplica: 16, preventSinglePointFailure: true });
+  const role = find(AUTOSCALER, 'ClusterRole', 'system:kube-dns-autoscaler');
+  assert.ok(grants(role, '', 'nodes', 'list'));
+  for (const verb of ['get', 'update']) assert.ok(grants(role, 'apps', 'deployments/scale', verb), `apps deployments/scale ${verb}`);
+  assert.ok(grants(role, '', 'configmaps', 'create'));
+  assert.ok(boundTo(AUTOSCALER, role, 'kube-system', podSpec(d).serviceAccountName));
+});
+
+// --- kustomization ------------------------------------------------------------------------------
+
+/** Applies RFC 6902 "replace" operations (all the example uses) to a copy of `doc`. */
+function applyReplaces(doc: Obj, ops: { op: string; path: string; value: unknown }[]): Obj {
+  const out = structuredClone(doc);
+  for (const { op, path, value } of ops) {
+    assert.equal(op, 'replace');
+    const keys = path.split('/').slice(1);
+    const last = keys.pop()!;
+    let at: any = out;
+    for (const k of keys) at = at?.[k];
+    assert.ok(at !== undefined && at[last] !== undefined, `${path} does not exist`);
+    at[last] = value;
+  }
+  return out;
+}
+
+test('the kustomization lists existing files and its example patch changes the whole domain', async () => {
+  const text = readFileSync(join(ROOT, 'manifests/kustomization.yaml'), 'utf8');
+  const k = yaml.load(text) as Obj;
+  assert.equal(k.kind, 'Kustomization');
+  for (const r of k.resources as string[]) assert.ok(existsSync(join(ROOT, 'manifests', r)), r);
+  assert.ok((k.resources as string[]).includes('kube-dns.yaml'));
+
+  const lines = text.split('\n');
+  const start = lines.indexOf('# patches:');
+  assert.ok(start >= 0);
+  const block: string[] = [];
+  for (const line of lines.slice(start)) {
+    if (!line.startsWith('#')) break;
+    block.push(line.replace(/^# ?/, ''));
+  }
+  const { patches } = yaml.load(block.join('\n')) as { patches: { target: { kind: string; name: string }; patch: string }[] };
+  const patched = ADDON.map((doc) => {
+    const p = patches.filter((x) => x.target.kind === doc.kind && x.target.name === doc.metadata.name);
+    return p.reduce((d, x) => applyReplaces(d, yaml.load(x.patch) as never), doc);
+  });
+  const d = find(patched, 'Deployment', 'kube-dns');
+  for (const [where, domain] of Object.entries(clusterDomains(d))) assert.equal(domain, 'example.org', where);
+  assert.equal(find(patched, 'Service', 'kube-dns').spec.clusterIP, '10.0.0.10');
+  assert.match(await versionOf('kube-dns', args('kubedns', d)), /^Kube-DNS /);
+  assert.match(await versionOf('sidecar', args('sidecar', d)), /^Kube-DNS /);
+});
+
+// --- images ---------------------------------------------------------------------------------------
+
+interface Stage {
+  from: string;
+  lines: string[];
+}
+
+function dockerfileStages(file: string): Stage[] {
+  const logical = readFileSync(join(ROOT, file), 'utf8')
+    .replace(/\\\n/g, ' ')
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l && !l.startsWith('#'));
+  const stages: Stage[] = [];
+  for (const l of logical) {
+    if (/^FROM\s/i.test(l)) stages.push({ from: l, lines: [] });
+    else stages.at(-1)?.lines.push(l);
+  }
+  return stages;
+}
+
+const IMAGES = [
+  { pkg: 'kube-dns', container: 'kubedns' },
+  { pkg: 'dnsmasq-nanny', container: 'dnsmasq' },
+  { pkg: 'sidecar', container: 'sidecar' },
+];
+
+function workspaceDeps(pkg: string, seen = new Set<string>()): Set<string> {
+  const json = JSON.parse(readFileSync(join(ROOT, 'packages', pkg, 'package.json'), 'utf8')) as { dependencies?: Record<string, string> };
+  for (const dep of Object.keys(json.dependencies ?? {})) {
+    if (!dep.startsWith('@kube-dns/')) continue;
+    const name = dep.slice('@kube-dns/'.length);
+    if (!seen.has(name)) {
+      seen.add(name);
+      workspaceDeps(name, seen);
+    }
+  }
+  return seen;
+}
+
+for (const { pkg, container: name } of IMAGES) {
+  test(`image ${pkg}: builds every workspace and ships what ${pkg} needs to start`, () => {
+    const file = `images/${pkg}/Dockerfile`;
+    const stages = dockerfileStages(file);
+    assert.equal(stages.length, 2, 'a build stage and a runtime stage');
+    for (const s of stages) assert.match(s.from, /^FROM node:\$\{NODE_VERSION\}-trixie-slim\b/);
+    const [build, runtime] = stages as [Stage, Stage];
+
+    // npm ci fails unless every workspace's package.json is in place.
+    const root = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { workspaces: string[]; version: string };
+    for (const ws of root.workspaces) assert.ok(build.lines.some((l) => l.startsWith(`COPY ${ws}/package.json `)), `build copies ${ws}/package.json`);
+    assert.ok(build.lines.some((l) => /npm ci\b/.test(l)));
+    assert.ok(build.lines.some((l) => l.includes(`tsc -b packages/${pkg}`) && l.includes('npm prune --omit=dev')));
+
+    // Files copied from the build context exist (and are not .dockerignored: no dist, no node_modules).
+    for (const s of stages) {
+      for (const l of s.lines.filter((x) => /^COPY\s/i.test(x) && !x.includes('--from='))) {
+        const parts = l.split(/\s+/).slice(1, -1);
+        for (const src of parts) {
+          assert.ok(existsSync(join(ROOT, src)), `${file}: ${src} does not exist`);
+          assert.ok(!/(^|\/)(dist|node_modules)(\/|$)/.test(src), `${file}: ${src} is excluded from the build context`);
+        }
+      }
+    }
+
+    const entry = runtime.lines.find((l) => l.startsWith('ENTRYPOINT'));
+    assert.ok(entry, 'ENTRYPOINT');
+    const argv = JSON.parse(entry.slice('ENTRYPOINT'.length)) as string[];
+    assert.equal(argv[0], 'node');
+    assert.equal(argv[1], `/app/packages/${pkg}/bin/${pkg}.js`);
+    assert.ok(existsSync(join(ROOT, argv[1]!.slice('/app/'.length))), `${argv[1]} exists in the repository`);
+
+    const copied = runtime.lines.filter((l) => l.startsWith('COPY --from=build')).map((l) => l.split(/\s+/)[2]);
+    for (const p of [pkg, ...workspaceDeps(pkg)]) {
+      assert.ok(copied.includes(`/app/packages/${p}/package.json`), `runtime has packages/${p}/package.json`);
+      assert.ok(copied.includes(`/app/packages/${p}/dist/src`), `runtime has packages/${p}/dist/src`);
+    }
+    assert.ok(copied.includes(`/app/packages/${pkg}/bin`));
+    assert.ok(copied.includes('/app/node_modules'));
+
+    const user = runtime.lines.find((l) => l.startsWith('USER '));
+    const sc = container(name).securityContext;
+    assert.equal(user, `USER ${sc.runAsUser}:${sc.runAsGroup}`, 'image user = manifest user');
+    const image = container(name).image as string;
+    assert.equal(image.split('/').at(-1), `${pkg}:${root.version}`, 'the manifest runs this release');
+  });
+}
+
+test('the nanny image has dnsmasq, and the build context leaves out local builds', () => {
+  const runtime = dockerfileStages('images/dnsmasq-nanny/Dockerfile')[1]!;
+  assert.ok(runtime.lines.some((l) => /apt-get install .*\bdnsmasq-base\b/.test(l)));
+  assert.ok(runtime.lines.some((l) => l.startsWith('COPY images/dnsmasq-nanny/dnsmasq.conf /etc/dnsmasq.conf')));
+  const ignore = readFileSync(join(ROOT, '.dockerignore'), 'utf8').split('\n');
+  for (const p of ['**/node_modules', '**/dist', '**/*.tsbuildinfo']) assert.ok(ignore.includes(p), p);
+});
