@@ -1,7 +1,18 @@
 // Prometheus metrics of kube-dns. The original's skydns_* names stay (dashboards and alerts use
 // them); the kubedns_* ones are ours and say more.
 import client, { type Counter, type Histogram, Registry } from 'prom-client';
-import type { QueryObserver } from '../server/handler.js';
+import type { Transport } from '@kube-dns/dns-client';
+import { qtypeName, type QueryObserver, type System } from '../server/handler.js';
+
+interface SystemChildren {
+  duration: { observe(v: number): void };
+  skyRequests: { inc(n?: number): void };
+  skyDuration: { observe(v: number): void };
+  skySize: { observe(v: number): void };
+  nxdomain: { inc(n?: number): void };
+  servfail: { inc(n?: number): void };
+  refused: { inc(n?: number): void };
+}
 
 const RCODE_NAMES = ['NOERROR', 'FORMERR', 'SERVFAIL', 'NXDOMAIN', 'NOTIMP', 'REFUSED'];
 const rcodeName = (n: number) => RCODE_NAMES[n] ?? `RCODE${n}`;
@@ -24,8 +35,9 @@ export class KubeDnsMetrics implements QueryObserver {
   private readonly skyErrors: Counter<'system' | 'cause'>;
   private readonly skyCacheMiss: Counter<'cache'>;
   /** label children resolved once: prom-client hashes label objects on every call otherwise */
-  private readonly children = new Map<string, { inc(n?: number): void }>();
-  private readonly durChildren = new Map<string, { observe(v: number): void }>();
+  private readonly requestChildren = new Map<number, { inc(n?: number): void }>();
+  private readonly systemChildren = new Map<string, SystemChildren>();
+  private readonly skyCacheMissResponse: { inc(n?: number): void };
 
   readonly configReloads: Counter;
   readonly configRejects: Counter;
@@ -66,35 +78,51 @@ export class KubeDnsMetrics implements QueryObserver {
     });
     this.skyErrors = new client.Counter({ name: `${sky}_error_count_total`, help: 'Counter of DNS requests resulting in an error.', labelNames: ['system', 'cause'], registers: [r] });
     this.skyCacheMiss = new client.Counter({ name: `${sky}_cachemiss_count_total`, help: 'Counter of DNS requests that result in a cache miss.', labelNames: ['cache'], registers: [r] });
+    this.skyCacheMissResponse = this.skyCacheMiss.labels('response');
     this.configReloads = new client.Counter({ name: 'kubedns_config_reloads_total', help: 'Valid ConfigMap changes applied.', registers: [r] });
     this.configRejects = new client.Counter({ name: 'kubedns_config_rejects_total', help: 'Invalid ConfigMap changes ignored (the last good config stays).', registers: [r] });
     registerGauges(r, gauges);
   }
 
-  observe(ev: Parameters<QueryObserver['observe']>[0]): void {
-    const k = `${ev.qtype}|${ev.rcode}|${ev.transport}`;
-    let c = this.children.get(k);
+  observe(qtype: number, rcode: number, transport: Transport, system: System, seconds: number, size: number, cacheHit: boolean): void {
+    const k = (qtype << 8) | (rcode << 2) | (transport === 'udp' ? 0 : 1);
+    let c = this.requestChildren.get(k);
     if (!c) {
-      c = this.requests.labels(ev.qtype, rcodeName(ev.rcode), ev.transport);
-      this.children.set(k, c);
+      c = this.requests.labels(qtypeName(qtype), rcodeName(rcode), transport);
+      this.requestChildren.set(k, c);
     }
     c.inc();
-    const dk = `${ev.transport}|${ev.system}`;
-    let d = this.durChildren.get(dk);
-    if (!d) {
-      d = this.duration.labels(ev.transport, ev.system);
-      this.durChildren.set(dk, d);
+    const s = this.perSystem(transport, system);
+    s.duration.observe(seconds);
+    s.skyRequests.inc();
+    s.skyDuration.observe(seconds);
+    s.skySize.observe(size);
+    if (rcode === 3) s.nxdomain.inc();
+    else if (rcode === 2) s.servfail.inc();
+    else if (rcode === 5) s.refused.inc();
+    if (cacheHit) this.cacheHits.inc();
+    else {
+      this.cacheMisses.inc();
+      this.skyCacheMissResponse.inc();
     }
-    d.observe(ev.seconds);
-    if (ev.cacheHit) this.cacheHits.inc();
-    else this.cacheMisses.inc();
-    this.skyRequests.labels(ev.system).inc();
-    this.skyDuration.labels(ev.system).observe(ev.seconds);
-    this.skySize.labels(ev.system).observe(ev.size);
-    if (ev.rcode === 3) this.skyErrors.labels(ev.system, 'nxdomain').inc();
-    else if (ev.rcode === 2) this.skyErrors.labels(ev.system, 'servfail').inc();
-    else if (ev.rcode === 5) this.skyErrors.labels(ev.system, 'refused').inc();
-    if (!ev.cacheHit) this.skyCacheMiss.labels('response').inc();
+  }
+
+  private perSystem(transport: Transport, system: System) {
+    const k = `${transport}|${system}`;
+    let s = this.systemChildren.get(k);
+    if (!s) {
+      s = {
+        duration: this.duration.labels(transport, system),
+        skyRequests: this.skyRequests.labels(system),
+        skyDuration: this.skyDuration.labels(system),
+        skySize: this.skySize.labels(system),
+        nxdomain: this.skyErrors.labels(system, 'nxdomain'),
+        servfail: this.skyErrors.labels(system, 'servfail'),
+        refused: this.skyErrors.labels(system, 'refused'),
+      };
+      this.systemChildren.set(k, s);
+    }
+    return s;
   }
 }
 

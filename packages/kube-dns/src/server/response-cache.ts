@@ -28,7 +28,7 @@ export class ResponseCache {
   }
 
   static key(q: ParsedQuery, limit: number): string {
-    return `${q.lname}|${q.qtype}|${q.qclass}|${q.edns ? (q.edns.dnssecOk ? 2 : 1) : 0}|${limit}`;
+    return `${q.wireKey}|${q.qtype}|${q.qclass}|${q.edns ? (q.edns.dnssecOk ? 2 : 1) : 0}|${limit}`;
   }
 
   /** A ready-to-send reply for this query, or undefined. */

@@ -40,7 +40,12 @@ export class UdpListener {
     const r = this.handler.handle(msg, 'udp');
     if (r === undefined) return;
     if (Buffer.isBuffer(r)) {
-      void this.send(r, address, port);
+      // the hot path: no promise, one shared callback
+      try {
+        this.socket?.send(r, port, address, this.onSent);
+      } catch {
+        /* socket closed meanwhile */
+      }
       return;
     }
     this.inflight++;
@@ -51,6 +56,10 @@ export class UdpListener {
       if (--this.inflight === 0 && this.drained) this.drained();
     });
   }
+
+  private readonly onSent = (err: Error | null) => {
+    if (err) this.log.debug({ err: err.message }, 'UDP send failed');
+  };
 
   /** Resolves once the datagram left (closing the socket earlier would drop it). */
   private send(reply: Buffer, address: string, port: number): Promise<void> {

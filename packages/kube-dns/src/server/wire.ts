@@ -20,10 +20,12 @@ export interface ParsedQuery {
   id: number;
   flags: number;
   opcode: number;
-  /** The question name as sent (case preserved), without trailing dot; '' for the root. */
-  name: string;
-  /** Lower-cased name: the cache and lookup key. */
-  lname: string;
+  /** The question name as sent (case preserved), without trailing dot; '' for the root. Decoded on first use. */
+  readonly name: string;
+  /** Lower-cased name: the lookup key. Decoded on first use. */
+  readonly lname: string;
+  /** The question name's wire bytes, lower-cased, as a latin1 string: the cache key (no decoding needed). */
+  wireKey: string;
   qtype: number;
   qclass: number;
   /** Offset and length of the question's name in the query bytes (for copying into cached replies). */
@@ -33,6 +35,42 @@ export interface ParsedQuery {
   questionEnd: number;
   /** EDNS0: undefined when the query has no OPT record. */
   edns?: { udpSize: number; version: number; dnssecOk: boolean };
+}
+
+/** A parsed query; the dotted name is only built when something asks for it (a cache miss). */
+class Query implements ParsedQuery {
+  private _name: string | undefined;
+  private _lname: string | undefined;
+  edns?: { udpSize: number; version: number; dnssecOk: boolean };
+  constructor(
+    private readonly buf: Buffer,
+    public id: number,
+    public flags: number,
+    public opcode: number,
+    public wireKey: string,
+    public qtype: number,
+    public qclass: number,
+    public nameOffset: number,
+    public nameLength: number,
+    public questionEnd: number,
+  ) {}
+
+  get name(): string {
+    if (this._name === undefined) {
+      const labels: string[] = [];
+      let off = this.nameOffset;
+      for (let len = this.buf[off]!; len !== 0; len = this.buf[off]!) {
+        labels.push(this.buf.toString('latin1', off + 1, off + 1 + len));
+        off += 1 + len;
+      }
+      this._name = labels.join('.');
+    }
+    return this._name;
+  }
+
+  get lname(): string {
+    return (this._lname ??= this.name.toLowerCase());
+  }
 }
 
 export type ParseResult =
@@ -52,9 +90,8 @@ export function parseQuery(buf: Buffer): ParseResult {
   const nscount = buf.readUInt16BE(8);
   const arcount = buf.readUInt16BE(10);
   if (qdcount !== 1) return { ok: false, id, reason: `${qdcount} questions`, opcode, flags };
-  // read the name: labels only (no compression pointer is valid in a question we parse first)
+  // walk the name: labels only (no compression pointer is valid in a question we parse first)
   let off = 12;
-  const labels: string[] = [];
   let total = 0;
   for (;;) {
     if (off >= buf.length) return { ok: false, id, reason: 'question name runs past the end', opcode, flags };
@@ -67,29 +104,17 @@ export function parseQuery(buf: Buffer): ParseResult {
     if (off + 1 + len > buf.length) return { ok: false, id, reason: 'question label runs past the end', opcode, flags };
     total += len + 1;
     if (total > 254) return { ok: false, id, reason: 'question name longer than 255 octets', opcode, flags };
-    labels.push(buf.toString('latin1', off + 1, off + 1 + len));
+    // a dot inside a label cannot be told apart from a label boundary in our dotted names
+    for (let i = off + 1; i <= off + len; i++) {
+      if (buf[i] === 0x2e) return { ok: false, id, reason: 'a label contains a dot', opcode, flags };
+    }
     off += 1 + len;
   }
   if (off + 4 > buf.length) return { ok: false, id, reason: 'question type/class missing', opcode, flags };
   const qtype = buf.readUInt16BE(off);
   const qclass = buf.readUInt16BE(off + 2);
   const questionEnd = off + 4;
-  const name = labels.join('.');
-  for (let i = 0; i < labels.length; i++) {
-    if (labels[i]!.includes('.')) return { ok: false, id, reason: 'a label contains a dot', opcode, flags };
-  }
-  const query: ParsedQuery = {
-    id,
-    flags,
-    opcode,
-    name,
-    lname: name.toLowerCase(),
-    qtype,
-    qclass,
-    nameOffset: 12,
-    nameLength: off - 12,
-    questionEnd,
-  };
+  const query = new Query(buf, id, flags, opcode, buf.toString('latin1', 12, off).toLowerCase(), qtype, qclass, 12, off - 12, questionEnd);
   // EDNS0: look for the OPT record among the additional records (skipping any answer/authority RRs).
   if (arcount > 0) {
     let p = questionEnd;
