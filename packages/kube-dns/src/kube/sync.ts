@@ -2,7 +2,7 @@
 // keeps serving the last known records whatever happens to the API server; this only ever logs
 // and retries.
 import { EventEmitter } from 'node:events';
-import type { KubeConfig, V1EndpointSlice, V1Pod, V1Service } from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from '@kube-dns/config';
 import { podFromKube, serviceFromKube, sliceFromKube } from '../records/from-kube.js';
 import type { ZoneWriter } from '../records/types.js';
@@ -26,40 +26,30 @@ export interface KubeSyncOptions {
 
 export type KubeSyncStats = Partial<Record<WatchedResource, ReflectorStats>>;
 
+/**
+ * Applies objects through a converter. An object the converter rejects (e.g. a slice that lost
+ * its service-name label) may have been valid before: remove what it produced.
+ */
+function converting<T, I>(convert: (o: T) => I | undefined, set: (info: I) => void, remove: (ns: string, name: string) => void): ReflectorHandler<unknown> {
+  return {
+    upsert(o) {
+      const info = convert(o as T);
+      const m = (o as { metadata?: { namespace?: string; name?: string } }).metadata;
+      if (info) set(info);
+      else if (m?.name) remove(m.namespace ?? '', m.name);
+    },
+    delete: remove,
+  };
+}
+
 function handlerFor(resource: WatchedResource, zone: ZoneWriter): ReflectorHandler<unknown> {
-  // An object the converter rejects (e.g. a slice that lost its service-name label) may have
-  // been valid before: remove what it produced.
   switch (resource) {
     case 'services':
-      return {
-        upsert(o) {
-          const s = serviceFromKube(o as V1Service);
-          const m = (o as V1Service).metadata;
-          if (s) zone.setService(s);
-          else if (m?.name) zone.deleteService(m.namespace ?? '', m.name);
-        },
-        delete: (ns, name) => zone.deleteService(ns, name),
-      };
+      return converting(serviceFromKube, (s) => zone.setService(s), (ns, name) => zone.deleteService(ns, name));
     case 'endpointslices':
-      return {
-        upsert(o) {
-          const s = sliceFromKube(o as V1EndpointSlice);
-          const m = (o as V1EndpointSlice).metadata;
-          if (s) zone.setSlice(s);
-          else if (m?.name) zone.deleteSlice(m.namespace ?? '', m.name);
-        },
-        delete: (ns, name) => zone.deleteSlice(ns, name),
-      };
+      return converting(sliceFromKube, (s) => zone.setSlice(s), (ns, name) => zone.deleteSlice(ns, name));
     case 'pods':
-      return {
-        upsert(o) {
-          const p = podFromKube(o as V1Pod);
-          const m = (o as V1Pod).metadata;
-          if (p) zone.setPod(p);
-          else if (m?.name) zone.deletePod(m.namespace ?? '', m.name);
-        },
-        delete: (ns, name) => zone.deletePod(ns, name),
-      };
+      return converting(podFromKube, (p) => zone.setPod(p), (ns, name) => zone.deletePod(ns, name));
   }
 }
 
