@@ -406,18 +406,33 @@ interface Stage {
   lines: string[];
 }
 
-function dockerfileStages(file: string): Stage[] {
+const DOCKERFILE = 'images/Dockerfile';
+
+/** The stages of a Dockerfile by name (`FROM x AS name`), lines without comments or continuations. */
+function dockerfileStages(file: string): Map<string, Stage> {
   const logical = readFileSync(join(ROOT, file), 'utf8')
     .replace(/\\\n/g, ' ')
     .split('\n')
     .map((l) => l.trim())
     .filter((l) => l && !l.startsWith('#'));
-  const stages: Stage[] = [];
+  const stages = new Map<string, Stage>();
+  let current: Stage | undefined;
   for (const l of logical) {
-    if (/^FROM\s/i.test(l)) stages.push({ from: l, lines: [] });
-    else stages.at(-1)?.lines.push(l);
+    const m = /^FROM\s+(\S+)(?:\s+AS\s+(\S+))?/i.exec(l);
+    if (m) {
+      current = { from: l, lines: [] };
+      stages.set(m[2] ?? `#${stages.size}`, current);
+    } else current?.lines.push(l);
   }
   return stages;
+}
+
+/** What a target ends up with: its own lines after those of the stages it is built FROM. */
+function targetLines(stages: Map<string, Stage>, target: string): string[] {
+  const stage = stages.get(target);
+  assert.ok(stage, `${DOCKERFILE} has a target ${target}`);
+  const parent = /^FROM\s+(\S+)/i.exec(stage.from)![1]!;
+  return [...(stages.has(parent) ? targetLines(stages, parent) : []), ...stage.lines];
 }
 
 const IMAGES = [
@@ -439,39 +454,41 @@ function workspaceDeps(pkg: string, seen = new Set<string>()): Set<string> {
   return seen;
 }
 
-for (const { pkg, container: name } of IMAGES) {
-  test(`image ${pkg}: builds every workspace and ships what ${pkg} needs to start`, () => {
-    const file = `images/${pkg}/Dockerfile`;
-    const stages = dockerfileStages(file);
-    assert.equal(stages.length, 2, 'a build stage and a runtime stage');
-    for (const s of stages) assert.match(s.from, /^FROM node:\$\{NODE_VERSION\}-trixie-slim\b/);
-    const [build, runtime] = stages as [Stage, Stage];
-
-    // npm ci fails unless every workspace's package.json is in place.
-    const root = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { workspaces: string[]; version: string };
-    for (const ws of root.workspaces) assert.ok(build.lines.some((l) => l.startsWith(`COPY ${ws}/package.json `)), `build copies ${ws}/package.json`);
-    assert.ok(build.lines.some((l) => /npm ci\b/.test(l)));
-    assert.ok(build.lines.some((l) => l.includes(`tsc -b packages/${pkg}`) && l.includes('npm prune --omit=dev')));
-
-    // Files copied from the build context exist (and are not .dockerignored: no dist, no node_modules).
-    for (const s of stages) {
-      for (const l of s.lines.filter((x) => /^COPY\s/i.test(x) && !x.includes('--from='))) {
-        const parts = l.split(/\s+/).slice(1, -1);
-        for (const src of parts) {
-          assert.ok(existsSync(join(ROOT, src)), `${file}: ${src} does not exist`);
-          assert.ok(!/(^|\/)(dist|node_modules)(\/|$)/.test(src), `${file}: ${src} is excluded from the build context`);
-        }
+test(`${DOCKERFILE}: one build of every workspace, from the lockfile`, () => {
+  const stages = dockerfileStages(DOCKERFILE);
+  const build = stages.get('build');
+  assert.ok(build, 'a build stage');
+  for (const st of stages.values()) assert.match(st.from, /^FROM (node:\$\{NODE_VERSION\}-trixie-slim|build|runtime)\b/);
+  // npm ci fails unless every workspace's package.json is in place.
+  const root = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { workspaces: string[] };
+  for (const ws of root.workspaces) assert.ok(build.lines.some((l) => l.startsWith(`COPY ${ws}/package.json `)), `build copies ${ws}/package.json`);
+  assert.ok(build.lines.some((l) => /npm ci\b/.test(l)));
+  const compile = build.lines.find((l) => l.includes('tsc -b'));
+  for (const { pkg } of IMAGES) assert.ok(compile?.includes(`packages/${pkg}`), `the build compiles ${pkg}`);
+  assert.ok(compile?.includes('npm prune --omit=dev'));
+  // Files copied from the build context exist (and are not .dockerignored: no dist, no node_modules).
+  for (const st of stages.values()) {
+    for (const l of st.lines.filter((x) => /^COPY\s/i.test(x) && !x.includes('--from='))) {
+      for (const src of l.split(/\s+/).slice(1, -1)) {
+        assert.ok(existsSync(join(ROOT, src)), `${DOCKERFILE}: ${src} does not exist`);
+        assert.ok(!/(^|\/)(dist|node_modules)(\/|$)/.test(src), `${DOCKERFILE}: ${src} is excluded from the build context`);
       }
     }
+  }
+});
 
-    const entry = runtime.lines.find((l) => l.startsWith('ENTRYPOINT'));
+for (const { pkg, container: name } of IMAGES) {
+  test(`image ${pkg}: its target ships what ${pkg} needs to start`, () => {
+    const lines = targetLines(dockerfileStages(DOCKERFILE), pkg);
+    const root = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
+    const entry = lines.find((l) => l.startsWith('ENTRYPOINT'));
     assert.ok(entry, 'ENTRYPOINT');
     const argv = JSON.parse(entry.slice('ENTRYPOINT'.length)) as string[];
     assert.equal(argv[0], 'node');
     assert.equal(argv[1], `/app/packages/${pkg}/bin/${pkg}.js`);
     assert.ok(existsSync(join(ROOT, argv[1]!.slice('/app/'.length))), `${argv[1]} exists in the repository`);
 
-    const copied = runtime.lines.filter((l) => l.startsWith('COPY --from=build')).map((l) => l.split(/\s+/)[2]);
+    const copied = lines.filter((l) => l.startsWith('COPY --from=build')).map((l) => l.split(/\s+/)[2]);
     for (const p of [pkg, ...workspaceDeps(pkg)]) {
       assert.ok(copied.includes(`/app/packages/${p}/package.json`), `runtime has packages/${p}/package.json`);
       assert.ok(copied.includes(`/app/packages/${p}/dist/src`), `runtime has packages/${p}/dist/src`);
@@ -479,7 +496,7 @@ for (const { pkg, container: name } of IMAGES) {
     assert.ok(copied.includes(`/app/packages/${pkg}/bin`));
     assert.ok(copied.includes('/app/node_modules'));
 
-    const user = runtime.lines.find((l) => l.startsWith('USER '));
+    const user = lines.filter((l) => l.startsWith('USER ')).at(-1);
     const sc = container(name).securityContext;
     assert.equal(user, `USER ${sc.runAsUser}:${sc.runAsGroup}`, 'image user = manifest user');
     const image = container(name).image as string;
@@ -488,9 +505,12 @@ for (const { pkg, container: name } of IMAGES) {
 }
 
 test('the nanny image has dnsmasq, and the build context leaves out local builds', () => {
-  const runtime = dockerfileStages('images/dnsmasq-nanny/Dockerfile')[1]!;
-  assert.ok(runtime.lines.some((l) => /apt-get install .*\bdnsmasq-base\b/.test(l)));
-  assert.ok(runtime.lines.some((l) => l.startsWith('COPY images/dnsmasq-nanny/dnsmasq.conf /etc/dnsmasq.conf')));
+  const lines = targetLines(dockerfileStages(DOCKERFILE), 'dnsmasq-nanny');
+  assert.ok(lines.some((l) => /apt-get install .*\bdnsmasq-base\b/.test(l)));
+  assert.ok(lines.some((l) => l.startsWith('COPY images/dnsmasq-nanny/dnsmasq.conf /etc/dnsmasq.conf')));
+  for (const other of ['kube-dns', 'sidecar']) {
+    assert.ok(!targetLines(dockerfileStages(DOCKERFILE), other).some((l) => l.includes('dnsmasq-base')), `${other} carries no dnsmasq`);
+  }
   const ignore = readFileSync(join(ROOT, '.dockerignore'), 'utf8').split('\n');
   for (const p of ['**/node_modules', '**/dist', '**/*.tsbuildinfo']) assert.ok(ignore.includes(p), p);
 });
