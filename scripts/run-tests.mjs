@@ -33,7 +33,10 @@ if (selected.length === 0) {
 }
 console.error(`running ${selected.length} test files:\n  ${selected.map((f) => relative(root, f)).join('\n  ')}`);
 const concurrency = process.env.TEST_CONCURRENCY ?? '2';
-const r = spawnSync(process.execPath, ['--test', `--test-concurrency=${concurrency}`, '--test-reporter=spec', ...selected], {
+// Guards so that a stuck test fails instead of holding CI for its 90 minutes: a per-test timeout,
+// and --test-force-exit so a file whose tests finished cannot linger on a handle left open.
+const guards = ['--test-timeout=120000', '--test-force-exit'];
+const r = spawnSync(process.execPath, ['--test', `--test-concurrency=${concurrency}`, ...guards, '--test-reporter=spec', ...selected], {
   stdio: 'inherit',
   cwd: root,
 });

@@ -1,5 +1,6 @@
 // A misbehaving DNS server on real sockets: the test scripts exactly which bytes go back, and
 // when, on UDP and on TCP (same port), to exercise what a well-behaved test server never does.
+import { bindUdpAndTcp } from '@kube-dns/testkit';
 import { createSocket, type RemoteInfo, type Socket as UdpSocket } from 'node:dgram';
 import { createServer, type Socket as TcpSocket } from 'node:net';
 import * as dnsPacket from 'dns-packet';
@@ -21,11 +22,14 @@ export interface RawServerOptions {
 export async function startRawServer(opts: RawServerOptions): Promise<RawServer> {
   const host = '127.0.0.1';
   const queries: Buffer[] = [];
-  const udp = createSocket('udp4');
-  udp.on('message', (msg, rinfo) => {
-    queries.push(msg);
-    opts.udp?.(msg, (bytes) => udp.send(bytes, rinfo.port, rinfo.address), rinfo, udp);
-  });
+  const makeUdp = () => {
+    const udp = createSocket('udp4');
+    udp.on('message', (msg, rinfo) => {
+      queries.push(msg);
+      opts.udp?.(msg, (bytes) => udp.send(bytes, rinfo.port, rinfo.address), rinfo, udp);
+    });
+    return udp;
+  };
   const conns = new Set<TcpSocket>();
   const tcp = createServer((conn) => {
     conns.add(conn);
@@ -42,14 +46,7 @@ export async function startRawServer(opts: RawServerOptions): Promise<RawServer>
       }
     });
   });
-  const port = await new Promise<number>((resolve, reject) => {
-    udp.once('error', reject);
-    udp.bind(0, host, () => resolve(udp.address().port));
-  });
-  await new Promise<void>((resolve, reject) => {
-    tcp.once('error', reject);
-    tcp.listen(port, host, () => resolve());
-  });
+  const { udp, port } = await bindUdpAndTcp(host, undefined, makeUdp, tcp);
   return {
     host,
     port,

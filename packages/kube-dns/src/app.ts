@@ -125,16 +125,25 @@ export async function startKubeDns(o: KubeDnsOptions, x: StartExtras): Promise<K
     observer: metrics,
     cacheEntries: o.responseCacheEntries,
   });
-  const udp = new UdpListener(handler, log);
-  const tcp = new TcpListener(handler, log);
+  // UDP and TCP on one port. With --dns-port=0 (tests) the number UDP picks may be taken on TCP:
+  // then try another number.
+  let udp: UdpListener;
+  let tcp: TcpListener;
   let dnsPort: number;
-  try {
-    dnsPort = await udp.listen(o.dnsBindAddress, o.dnsPort);
-    await tcp.listen(o.dnsBindAddress, dnsPort);
-  } catch (e) {
-    await udp.close(0).catch(() => undefined);
-    await source?.stop();
-    throw new Error(`cannot serve DNS on ${o.dnsBindAddress}:${o.dnsPort}: ${(e as Error).message}`);
+  for (let attempt = 0; ; attempt++) {
+    udp = new UdpListener(handler, log);
+    tcp = new TcpListener(handler, log);
+    try {
+      dnsPort = await udp.listen(o.dnsBindAddress, o.dnsPort);
+      await tcp.listen(o.dnsBindAddress, dnsPort);
+      break;
+    } catch (e) {
+      await udp.close(0).catch(() => undefined);
+      const inUse = (e as NodeJS.ErrnoException).code === 'EADDRINUSE';
+      if (o.dnsPort === 0 && inUse && attempt < 20) continue;
+      await source?.stop();
+      throw new Error(`cannot serve DNS on ${o.dnsBindAddress}:${o.dnsPort}: ${(e as Error).message}`);
+    }
   }
   log.info({ address: o.dnsBindAddress, port: dnsPort, domain: o.domain }, 'serving DNS over UDP and TCP');
 

@@ -84,3 +84,39 @@ test('SIGTERM: queries in flight are answered, then exit 0 within 5 s', async (t
   // and it no longer listens
   await assert.rejects(query(server, { name: 'kubernetes.default.svc.cluster.local', type: 'A', timeoutMs: 300, transport: 'tcp' }));
 });
+
+test('no API server at start: it logs loudly after --initial-sync-timeout, keeps running and trying, then becomes ready', async (t) => {
+  const api = await startFakeApiServer();
+  t.after(() => api.close());
+  api.upsert('services', clusterIPService('default', 'kubernetes', ['10.0.0.1']));
+  await api.faults.pause();
+  const [dnsPort, healthzPort] = [await freePort(), await freePort()];
+  const r = run([
+    '--dns-bind-address=127.0.0.1',
+    `--dns-port=${dnsPort}`,
+    '--healthz-bind-address=127.0.0.1',
+    `--healthz-port=${healthzPort}`,
+    `--kubecfg-file=${api.kubeconfigPath}`,
+    '--initial-sync-timeout=300ms',
+  ]);
+  t.after(() => r.p.kill('SIGKILL'));
+  const deadline = Date.now() + 8000;
+  while (!/still no initial sync with the API server/.test(r.err())) {
+    assert.ok(Date.now() < deadline, `no loud log line: ${r.err().slice(-2000)}`);
+    assert.equal(r.p.exitCode, null, 'the original exits here; we keep trying');
+    await new Promise((res) => setTimeout(res, 100));
+  }
+  assert.match(r.err(), /"level":50/, 'logged at error level');
+  assert.equal((await fetch(`http://127.0.0.1:${healthzPort}/readiness`)).status, 503);
+  const early = await query({ host: '127.0.0.1', port: dnsPort }, { name: 'kubernetes.default.svc.cluster.local', type: 'A' });
+  assert.equal(early.packet.rcode, 'SERVFAIL');
+  await api.faults.resume();
+  const until = Date.now() + 15_000;
+  for (;;) {
+    if ((await fetch(`http://127.0.0.1:${healthzPort}/readiness`)).status === 200) break;
+    assert.ok(Date.now() < until, 'ready once the API server is back');
+    await new Promise((res) => setTimeout(res, 100));
+  }
+  const after = await query({ host: '127.0.0.1', port: dnsPort }, { name: 'kubernetes.default.svc.cluster.local', type: 'A' });
+  assert.deepEqual(datas(after.packet.answers), ['10.0.0.1']);
+});

@@ -66,10 +66,22 @@ async function startServer(opts: { synced?: boolean; upstreamPort?: number; n?: 
   if (opts.upstreamPort) forwarder.setUpstreams([{ host: '127.0.0.1', port: opts.upstreamPort, family: 4, raw: '' }]);
   let synced = opts.synced ?? true;
   const handler = new DnsHandler({ zone: fx.zone, resolve: fx.resolve, forwarder, isSynced: () => synced, log });
-  const udp = new UdpListener(handler, log);
-  const tcp = new TcpListener(handler, log, { idleTimeoutMs: 500 });
-  const port = await udp.listen('127.0.0.1', 0);
-  await tcp.listen('127.0.0.1', port);
+  let udp: UdpListener;
+  let tcp: TcpListener;
+  let port: number;
+  for (let attempt = 0; ; attempt++) {
+    // the UDP port picked may be taken on TCP by a parallel test's outgoing connection: retry
+    udp = new UdpListener(handler, log);
+    tcp = new TcpListener(handler, log, { idleTimeoutMs: 500 });
+    port = await udp.listen('127.0.0.1', 0);
+    try {
+      await tcp.listen('127.0.0.1', port);
+      break;
+    } catch (e) {
+      await udp.close(0);
+      if ((e as NodeJS.ErrnoException).code !== 'EADDRINUSE' || attempt > 20) throw e;
+    }
+  }
   return {
     fx,
     handler,

@@ -3,6 +3,7 @@
 import { createSocket, type Socket } from 'node:dgram';
 import { createServer, type Server as TcpServer } from 'node:net';
 import * as dnsPacket from 'dns-packet';
+import { bindUdpAndTcp } from './bind-pair.js';
 
 export interface TestQuestion {
   name: string;
@@ -67,7 +68,6 @@ export async function startTestDnsServer(opts: {
     });
   }
 
-  const udp: Socket = createSocket(host.includes(':') ? 'udp6' : 'udp4');
   const tcp: TcpServer = createServer((conn) => {
     let buf = Buffer.alloc(0);
     conn.on('error', () => conn.destroy());
@@ -90,19 +90,15 @@ export async function startTestDnsServer(opts: {
     sockets.add(c);
     c.on('close', () => sockets.delete(c));
   });
-  udp.on('message', async (msg, rinfo) => {
-    const reply = await respond(msg, 'udp');
-    if (reply) udp.send(reply, rinfo.port, rinfo.address);
-  });
-
-  const port = await new Promise<number>((resolve, reject) => {
-    udp.once('error', reject);
-    udp.bind(opts.port ?? 0, host, () => resolve(udp.address().port));
-  });
-  await new Promise<void>((resolve, reject) => {
-    tcp.once('error', reject);
-    tcp.listen(port, host, () => resolve());
-  });
+  const makeUdp = (): Socket => {
+    const sock = createSocket(host.includes(':') ? 'udp6' : 'udp4');
+    sock.on('message', async (msg, rinfo) => {
+      const reply = await respond(msg, 'udp');
+      if (reply) sock.send(reply, rinfo.port, rinfo.address);
+    });
+    return sock;
+  };
+  const { udp, port } = await bindUdpAndTcp(host, opts.port, makeUdp, tcp);
 
   let closed = false;
   return {

@@ -3,3 +3,4 @@ export * from './dnsmasq.js';
 export * from './ports.js';
 export * from './fake-apiserver/index.js';
 export * from './fixtures.js';
+export * from './bind-pair.js';
