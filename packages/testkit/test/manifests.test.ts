@@ -483,7 +483,13 @@ for (const { pkg, container: name } of IMAGES) {
     const root = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
     const entry = lines.find((l) => l.startsWith('ENTRYPOINT'));
     assert.ok(entry, 'ENTRYPOINT');
-    const argv = JSON.parse(entry.slice('ENTRYPOINT'.length)) as string[];
+    const full = JSON.parse(entry.slice('ENTRYPOINT'.length)) as string[];
+    // the nanny's image runs tini as PID 1 (it reaps dnsmasq's orphaned children)
+    const argv = full[0] === '/usr/bin/tini' ? full.slice(full.indexOf('--') + 1) : full;
+    if (pkg === 'dnsmasq-nanny') {
+      assert.equal(full[0], '/usr/bin/tini');
+      assert.ok(lines.some((l) => /apt-get install .*\btini\b/.test(l)), 'tini installed');
+    }
     assert.equal(argv[0], 'node');
     assert.equal(argv[1], `/app/packages/${pkg}/bin/${pkg}.js`);
     assert.ok(existsSync(join(ROOT, argv[1]!.slice('/app/'.length))), `${argv[1]} exists in the repository`);
