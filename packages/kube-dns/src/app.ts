@@ -81,6 +81,7 @@ export async function startKubeDns(o: KubeDnsOptions, x: StartExtras): Promise<K
       },
       sync: () => (sync ? sync.stats() : {}),
       forwarders: () => forwarder.stats.perServer,
+      loopsDetected: () => forwarder.loopsDetected,
       cacheEntries: () => handler.cache.size,
       synced: isSynced,
     },
@@ -146,6 +147,7 @@ export async function startKubeDns(o: KubeDnsOptions, x: StartExtras): Promise<K
     }
   }
   log.info({ address: o.dnsBindAddress, port: dnsPort, domain: o.domain }, 'serving DNS over UDP and TCP');
+  void forwarder.startLoopChecks();
 
   // --- HTTP
   let syncStarted = 0;

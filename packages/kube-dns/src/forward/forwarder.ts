@@ -3,7 +3,8 @@ import { randomInt } from 'node:crypto';
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import type { Logger, Nameserver } from '@kube-dns/config';
-import { exchange, type Transport } from '@kube-dns/dns-client';
+import { buildQuery, exchange, type Transport } from '@kube-dns/dns-client';
+import { LOOP_PROBE_SUFFIX, LoopProbes } from './loop-detect.js';
 import { matchStubDomain } from './upstreams.js';
 
 export interface ForwardStats {
@@ -20,17 +21,77 @@ export interface ForwarderOptions {
 }
 
 const RCODE_SERVFAIL = 2;
+const LOOP_SUFFIX = `.${LOOP_PROBE_SUFFIX}`;
+
+const serverKey = (s: Nameserver) => (isIP(s.host) === 6 ? `[${s.host}]:${s.port}` : `${s.host}:${s.port}`);
 
 export class Forwarder {
   private upstreams: Nameserver[] = [];
   private stubDomains: ReadonlyMap<string, Nameserver[]> = new Map();
   private readonly nameCache = new Map<string, { ip: string | undefined; until: number }>();
   readonly stats: ForwardStats = { perServer: new Map() };
+  private readonly probes = new LoopProbes();
+  /** "ip:port" of upstreams dropped because they sent our own queries back to us. */
+  readonly looping = new Set<string>();
+  loopsDetected = 0;
 
   constructor(private readonly opts: ForwarderOptions) {}
 
+  private loopChecks = false;
+
+  /** Sets the upstreams; once loop checks are on, probes each of them (in the background). */
   setUpstreams(servers: Nameserver[]): void {
+    this.looping.clear();
     this.upstreams = servers;
+    if (this.loopChecks) void this.probeForLoops(servers);
+  }
+
+  /** Turns loop probing on (our DNS listener must be up, or a looping probe finds nobody) and probes now. */
+  startLoopChecks(): Promise<void> {
+    this.loopChecks = true;
+    return this.probeForLoops(this.upstreams);
+  }
+
+  /** Resolves once every probe is answered or timed out (tests). */
+  probing: Promise<void> = Promise.resolve();
+
+  private probeForLoops(servers: Nameserver[]): Promise<void> {
+    this.probing = Promise.all(
+      servers.map(async (s) => {
+        const key = serverKey(s);
+        const name = this.probes.create(key);
+        try {
+          await exchange({ host: s.host, port: s.port }, buildQuery({ name, type: 'HINFO' }), 'udp', this.opts.timeoutMs ?? 2000);
+        } catch {
+          /* an unreachable upstream is not a loop */
+        } finally {
+          // a looping query can arrive after the upstream gave up on it: keep the name a while
+          setTimeout(() => this.probes.forget(name), 10_000).unref();
+        }
+      }),
+    ).then(() => undefined);
+    return this.probing;
+  }
+
+  /**
+   * Called for every query we are about to forward: a query for one of our probe names means
+   * the upstream it was sent to loops back to us. That upstream is dropped and the query fails
+   * at once (answering it would only feed the loop).
+   */
+  private detectLoop(lname: string): boolean {
+    if (this.probes.size === 0 || !lname.endsWith(LOOP_SUFFIX)) return false;
+    const server = this.probes.match(lname);
+    if (!server) return false;
+    if (!this.looping.has(server)) {
+      this.looping.add(server);
+      this.loopsDetected++;
+      this.upstreams = this.upstreams.filter((s) => serverKey(s) !== server);
+      this.opts.log.error(
+        { server, remaining: this.upstreams.map(serverKey) },
+        `forwarding loop detected: upstream ${server} sends our queries back to us; no longer forwarding to it (fix the node's resolv.conf or the upstreamNameservers key)`,
+      );
+    }
+    return true;
   }
 
   setStubDomains(stubs: ReadonlyMap<string, Nameserver[]>): void {
@@ -48,13 +109,14 @@ export class Forwarder {
    * when every server failed (the caller answers SERVFAIL).
    */
   async forward(query: Buffer, lname: string, transport: Transport): Promise<Buffer | undefined> {
+    if (this.detectLoop(lname)) return undefined;
     const stub = matchStubDomain(lname, this.stubDomains);
     const servers = stub ? await this.resolveStubServers(stub) : this.upstreams;
     const clientId = query.readUInt16BE(0);
     const out = Buffer.from(query);
     let last: Buffer | undefined;
     for (const s of servers) {
-      const key = isIP(s.host) === 6 ? `[${s.host}]:${s.port}` : `${s.host}:${s.port}`;
+      const key = serverKey(s);
       const st = this.stats.perServer.get(key) ?? { requests: 0, failures: 0 };
       this.stats.perServer.set(key, st);
       st.requests++;

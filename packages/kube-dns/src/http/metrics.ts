@@ -134,6 +134,8 @@ export interface GaugeSources {
   forwarders?: () => Map<string, { requests: number; failures: number }>;
   cacheEntries?: () => number;
   synced?: () => boolean;
+  /** Upstreams found to send our own queries back to us. */
+  loopsDetected?: () => number;
 }
 
 function registerGauges(r: Registry, g: GaugeSources): void {
@@ -209,6 +211,17 @@ function registerGauges(r: Registry, g: GaugeSources): void {
         }
       },
     });
+  new client.Counter({
+    name: 'kubedns_forward_loops_detected_total',
+    help: 'Upstream nameservers dropped because they sent our own queries back to us (a forwarding loop).',
+    registers: [r],
+    collect() {
+      const v = g.loopsDetected?.() ?? 0;
+      const cur = seen.get('loops') ?? 0;
+      if (v > cur) this.inc(v - cur);
+      seen.set('loops', Math.max(v, cur));
+    },
+  });
   fwd('kubedns_forward_requests_total', 'Queries sent to an upstream or stub-domain server.', 'requests');
   fwd('kubedns_forward_failures_total', 'Queries to an upstream or stub-domain server that timed out, failed or got SERVFAIL.', 'failures');
 }
