@@ -53,6 +53,10 @@ export class DnsmasqProcess {
   private hasExited = false;
   private readyTimer: NodeJS.Timeout | undefined;
   private readyWaiters: (() => void)[] = [];
+  /** SIGHUPs sent that dnsmasq has not yet confirmed. */
+  private reloadsPending = 0;
+  /** SIGHUPs dnsmasq confirmed (its "cleared cache" line: the reload is done in that same pass of its loop). */
+  reloadsApplied = 0;
 
   constructor(private readonly opts: DnsmasqProcessOptions) {
     this.proc = execa(opts.exec, [...opts.args], {
@@ -74,6 +78,13 @@ export class DnsmasqProcess {
         if (this.lines.length > KEEP_LINES) this.lines.shift();
         log[WARNING.test(line) ? 'warn' : 'info']({ stream: name }, line);
         if (!this.isReady && /\bstarted, version\b/.test(line)) this.scheduleReady(opts.readyMarginMs ?? 100);
+        // dnsmasq handles a SIGHUP in one pass of its single-threaded loop, and says "cleared
+        // cache" in it: any query it reads after that line sees the new servers and hosts
+        if (this.reloadsPending > 0 && /\bcleared cache\b/.test(line)) {
+          this.reloadsPending--;
+          this.reloadsApplied++;
+          log.info({ reloadsApplied: this.reloadsApplied }, 'dnsmasq applied the reload');
+        }
       });
       rl.on('close', () => log.debug({ stream: name }, `Got EOF from ${name}`));
     };
@@ -126,7 +137,9 @@ export class DnsmasqProcess {
   signal(sig: NodeJS.Signals): boolean {
     if (!this.running) return false;
     try {
-      return this.proc.kill(sig);
+      const sent = this.proc.kill(sig);
+      if (sent && sig === 'SIGHUP') this.reloadsPending++;
+      return sent;
     } catch {
       return false;
     }

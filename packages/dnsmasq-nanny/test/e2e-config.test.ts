@@ -63,7 +63,10 @@ test('stub domains and upstreams route each query to its configured server, and 
   const mark = nanny.logs.length;
   await nanny.setKey('stubDomains', JSON.stringify({ 'acme.local': [`127.0.0.1:${stub2.port}`], 'other.local': [`127.0.0.1:${stub.port}`] }));
   await nanny.waitForLog((l) => l.msg === 'dnsmasq servers updated' && JSON.stringify(l.servers).includes(`#${stub2.port}`), 8000, mark);
-  await settledLookupA(nanny.port, 'x1.acme.local', ['10.0.0.4']);
+  // both SIGHUPs (old ∪ new, then new only) confirmed by dnsmasq itself: from here on every
+  // query sees exactly the new servers
+  await eventually(() => nanny.logs.slice(mark).filter((l) => l.msg === 'dnsmasq applied the reload').length >= 2, 5000, 'dnsmasq confirmed both reloads');
+  assert.deepEqual((await lookupA(nanny.port, 'x1.acme.local')).ips, ['10.0.0.4']);
   assert.deepEqual((await lookupA(nanny.port, 'x1.other.local')).ips, ['10.0.0.1']);
   assert.deepEqual((await lookupA(nanny.port, 'x1.cluster.local')).ips, ['10.0.0.3'], 'the command line --server is still in force after SIGHUP');
   assert.deepEqual((await lookupA(nanny.port, 'x2.example.org')).ips, ['10.0.0.2']);
