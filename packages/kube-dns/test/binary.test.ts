@@ -18,6 +18,20 @@ function run(args: string[], env: Record<string, string> = {}) {
   return { p, exited, out: () => stdout, err: () => stderr };
 }
 
+/** The binary serving on free loopback ports against a kubeconfig. */
+async function runServing(kubeconfig: string, extra: string[]) {
+  const [dnsPort, healthzPort] = [await freePort(), await freePort()];
+  const r = run([
+    '--dns-bind-address=127.0.0.1',
+    `--dns-port=${dnsPort}`,
+    '--healthz-bind-address=127.0.0.1',
+    `--healthz-port=${healthzPort}`,
+    `--kubecfg-file=${kubeconfig}`,
+    ...extra,
+  ]);
+  return { r, dnsPort, healthzPort };
+}
+
 test('--version prints the version; the original manifest flags parse', async () => {
   const r = run(['--domain=cluster.local.', '--dns-port=10053', '--config-dir=/kube-dns-config', '--v=2', '--logtostderr', '--version']);
   assert.equal(await r.exited, 0);
@@ -50,15 +64,7 @@ test('SIGTERM: queries in flight are answered, then exit 0 within 5 s', async (t
   // a slow upstream: a forwarded query is in flight when SIGTERM arrives
   const slow = await startTestDnsServer({ handler: async (q) => (await new Promise((r) => setTimeout(r, 700)), { answers: [{ name: q.name, type: 'A', ttl: 5, data: '192.0.2.1' }] }) });
   t.after(() => slow.close());
-  const [dnsPort, healthzPort] = [await freePort(), await freePort()];
-  const r = run([
-    '--dns-bind-address=127.0.0.1',
-    `--dns-port=${dnsPort}`,
-    '--healthz-bind-address=127.0.0.1',
-    `--healthz-port=${healthzPort}`,
-    `--kubecfg-file=${api.kubeconfigPath}`,
-    `--nameservers=127.0.0.1:${slow.port}`,
-  ]);
+  const { r, dnsPort, healthzPort } = await runServing(api.kubeconfigPath, [`--nameservers=127.0.0.1:${slow.port}`]);
   t.after(() => r.p.kill('SIGKILL'));
   const server = { host: '127.0.0.1', port: dnsPort };
   const deadline = Date.now() + 10_000;
@@ -90,15 +96,7 @@ test('no API server at start: it logs loudly after --initial-sync-timeout, keeps
   t.after(() => api.close());
   api.upsert('services', clusterIPService('default', 'kubernetes', ['10.0.0.1']));
   await api.faults.pause();
-  const [dnsPort, healthzPort] = [await freePort(), await freePort()];
-  const r = run([
-    '--dns-bind-address=127.0.0.1',
-    `--dns-port=${dnsPort}`,
-    '--healthz-bind-address=127.0.0.1',
-    `--healthz-port=${healthzPort}`,
-    `--kubecfg-file=${api.kubeconfigPath}`,
-    '--initial-sync-timeout=300ms',
-  ]);
+  const { r, dnsPort, healthzPort } = await runServing(api.kubeconfigPath, ['--initial-sync-timeout=300ms']);
   t.after(() => r.p.kill('SIGKILL'));
   const deadline = Date.now() + 8000;
   while (!/still no initial sync with the API server/.test(r.err())) {
