@@ -1,20 +1,17 @@
 // Prometheus metrics of kube-dns. The original's skydns_* names stay (dashboards and alerts use
 // them); the kubedns_* ones are ours and say more.
-import client, { type Counter, type Histogram, Registry } from 'prom-client';
+import client, { type Counter, Registry } from 'prom-client';
 import type { Transport } from '@kube-dns/dns-client';
 import { qtypeName, type QueryObserver, type System } from '../server/handler.js';
-
-interface SystemChildren {
-  duration: { observe(v: number): void };
-  skyRequests: { inc(n?: number): void };
-  skyDuration: { observe(v: number): void };
-  skySize: { observe(v: number): void };
-  nxdomain: { inc(n?: number): void };
-  servfail: { inc(n?: number): void };
-  refused: { inc(n?: number): void };
-}
+import { FastHistogram, registerScraped } from './query-metrics.js';
 
 const RCODE_NAMES = ['NOERROR', 'FORMERR', 'SERVFAIL', 'NXDOMAIN', 'NOTIMP', 'REFUSED'];
+const TRANSPORTS = ['udp', 'tcp'] as const;
+const SYSTEMS = ['auth', 'recursive', 'reverse'] as const;
+const CAUSES = ['nxdomain', 'servfail', 'refused'] as const;
+const DURATION_BUCKETS = [0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
+const SKY_DURATION_BUCKETS = [0.001, 0.003, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+const SKY_SIZE_BUCKETS = [0, 512, 1024, 1500, 2048, 4096, 8192, 12288, 16384, 20480, 24576, 28672, 32768, 36864, 40960, 45056, 49152, 53248, 57344, 61440, 65536];
 const rcodeName = (n: number) => RCODE_NAMES[n] ?? `RCODE${n}`;
 
 export interface KubeDnsMetricsOptions {
@@ -25,19 +22,18 @@ export interface KubeDnsMetricsOptions {
 
 export class KubeDnsMetrics implements QueryObserver {
   readonly registry = new Registry();
-  private readonly requests: Counter<'qtype' | 'rcode' | 'transport'>;
-  private readonly duration: Histogram<'transport' | 'system'>;
-  private readonly cacheHits: Counter;
-  private readonly cacheMisses: Counter;
-  private readonly skyRequests: Counter<'system'>;
-  private readonly skyDuration: Histogram<'system'>;
-  private readonly skySize: Histogram<'system'>;
-  private readonly skyErrors: Counter<'system' | 'cause'>;
-  private readonly skyCacheMiss: Counter<'cache'>;
-  /** label children resolved once: prom-client hashes label objects on every call otherwise */
-  private readonly requestChildren = new Map<number, { inc(n?: number): void }>();
-  private readonly systemChildren = new Map<string, SystemChildren>();
-  private readonly skyCacheMissResponse: { inc(n?: number): void };
+  /** (qtype << 8 | rcode << 2 | transport) → queries */
+  private readonly requests = new Map<number, number>();
+  /** index: transport * 3 + system */
+  private readonly duration = Array.from({ length: 6 }, () => new FastHistogram(DURATION_BUCKETS));
+  /** index: system */
+  private readonly skyRequests = new Float64Array(3);
+  private readonly skyDuration = Array.from({ length: 3 }, () => new FastHistogram(SKY_DURATION_BUCKETS));
+  private readonly skySize = Array.from({ length: 3 }, () => new FastHistogram(SKY_SIZE_BUCKETS));
+  /** index: system * 3 + cause (nxdomain, servfail, refused) */
+  private readonly skyErrors = new Float64Array(9);
+  private cacheHits = 0;
+  private cacheMisses = 0;
 
   readonly configReloads: Counter;
   readonly configRejects: Counter;
@@ -46,83 +42,47 @@ export class KubeDnsMetrics implements QueryObserver {
     const r = this.registry;
     client.collectDefaultMetrics({ register: r });
     const sky = `${opts.skydnsNamespace ?? 'skydns'}_${opts.skydnsSubsystem ?? 'skydns'}_dns`;
-    this.requests = new client.Counter({
-      name: 'kubedns_dns_requests_total',
-      help: 'DNS queries answered, by query type, response code and transport.',
-      labelNames: ['qtype', 'rcode', 'transport'],
-      registers: [r],
-    });
-    this.duration = new client.Histogram({
-      name: 'kubedns_dns_request_duration_seconds',
-      help: 'Time from a query arriving to its reply being handed to the socket.',
-      labelNames: ['transport', 'system'],
-      buckets: [0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
-      registers: [r],
-    });
-    this.cacheHits = new client.Counter({ name: 'kubedns_dns_response_cache_hits_total', help: 'Replies served from the encoded-response cache.', registers: [r] });
-    this.cacheMisses = new client.Counter({ name: 'kubedns_dns_response_cache_misses_total', help: 'Replies built from the zone (not in the response cache).', registers: [r] });
-    this.skyRequests = new client.Counter({ name: `${sky}_request_count_total`, help: 'Counter of DNS requests made.', labelNames: ['system'], registers: [r] });
-    this.skyDuration = new client.Histogram({
-      name: `${sky}_request_duration_seconds`,
-      help: 'Histogram of the time (in seconds) each request took to resolve.',
-      labelNames: ['system'],
-      buckets: [0.001, 0.003, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
-      registers: [r],
-    });
-    this.skySize = new client.Histogram({
-      name: `${sky}_response_size_bytes`,
-      help: 'Size of the returns response in bytes.',
-      labelNames: ['system'],
-      buckets: [0, 512, 1024, 1500, 2048, 4096, 8192, 12288, 16384, 20480, 24576, 28672, 32768, 36864, 40960, 45056, 49152, 53248, 57344, 61440, 65536],
-      registers: [r],
-    });
-    this.skyErrors = new client.Counter({ name: `${sky}_error_count_total`, help: 'Counter of DNS requests resulting in an error.', labelNames: ['system', 'cause'], registers: [r] });
-    this.skyCacheMiss = new client.Counter({ name: `${sky}_cachemiss_count_total`, help: 'Counter of DNS requests that result in a cache miss.', labelNames: ['cache'], registers: [r] });
-    this.skyCacheMissResponse = this.skyCacheMiss.labels('response');
+    registerScraped(r, 'kubedns_dns_requests_total', 'DNS queries answered, by query type, response code and transport.', 'counter', () =>
+      [...this.requests].map(([k, value]) => ({ value, labels: { qtype: qtypeName(k >> 8), rcode: rcodeName((k >> 2) & 0x3f), transport: k & 1 ? 'tcp' : 'udp' } })),
+    );
+    registerScraped(r, 'kubedns_dns_request_duration_seconds', 'Time from a query arriving to its reply being handed to the socket.', 'histogram', () =>
+      this.duration.flatMap((h, i) => (h.count ? h.values('kubedns_dns_request_duration_seconds', { transport: TRANSPORTS[i / 3 | 0]!, system: SYSTEMS[i % 3]! }) : [])),
+    );
+    registerScraped(r, 'kubedns_dns_response_cache_hits_total', 'Replies served from the encoded-response cache.', 'counter', () => [{ value: this.cacheHits, labels: {} }]);
+    registerScraped(r, 'kubedns_dns_response_cache_misses_total', 'Replies built from the zone (not in the response cache).', 'counter', () => [{ value: this.cacheMisses, labels: {} }]);
+    registerScraped(r, `${sky}_request_count_total`, 'Counter of DNS requests made.', 'counter', () =>
+      SYSTEMS.flatMap((system, i) => (this.skyRequests[i] ? [{ value: this.skyRequests[i]!, labels: { system } }] : [])),
+    );
+    registerScraped(r, `${sky}_request_duration_seconds`, 'Histogram of the time (in seconds) each request took to resolve.', 'histogram', () =>
+      this.skyDuration.flatMap((h, i) => (h.count ? h.values(`${sky}_request_duration_seconds`, { system: SYSTEMS[i]! }) : [])),
+    );
+    registerScraped(r, `${sky}_response_size_bytes`, 'Size of the returns response in bytes.', 'histogram', () =>
+      this.skySize.flatMap((h, i) => (h.count ? h.values(`${sky}_response_size_bytes`, { system: SYSTEMS[i]! }) : [])),
+    );
+    registerScraped(r, `${sky}_error_count_total`, 'Counter of DNS requests resulting in an error.', 'counter', () =>
+      [...this.skyErrors].flatMap((value, i) => (value ? [{ value, labels: { system: SYSTEMS[i / 3 | 0]!, cause: CAUSES[i % 3]! } }] : [])),
+    );
+    registerScraped(r, `${sky}_cachemiss_count_total`, 'Counter of DNS requests that result in a cache miss.', 'counter', () => [{ value: this.cacheMisses, labels: { cache: 'response' } }]);
     this.configReloads = new client.Counter({ name: 'kubedns_config_reloads_total', help: 'Valid ConfigMap changes applied.', registers: [r] });
     this.configRejects = new client.Counter({ name: 'kubedns_config_rejects_total', help: 'Invalid ConfigMap changes ignored (the last good config stays).', registers: [r] });
     registerGauges(r, gauges);
   }
 
+  /** The hot path: numbers added in place, nothing allocated. */
   observe(qtype: number, rcode: number, transport: Transport, system: System, seconds: number, size: number, cacheHit: boolean): void {
-    const k = (qtype << 8) | (rcode << 2) | (transport === 'udp' ? 0 : 1);
-    let c = this.requestChildren.get(k);
-    if (!c) {
-      c = this.requests.labels(qtypeName(qtype), rcodeName(rcode), transport);
-      this.requestChildren.set(k, c);
-    }
-    c.inc();
-    const s = this.perSystem(transport, system);
-    s.duration.observe(seconds);
-    s.skyRequests.inc();
-    s.skyDuration.observe(seconds);
-    s.skySize.observe(size);
-    if (rcode === 3) s.nxdomain.inc();
-    else if (rcode === 2) s.servfail.inc();
-    else if (rcode === 5) s.refused.inc();
-    if (cacheHit) this.cacheHits.inc();
-    else {
-      this.cacheMisses.inc();
-      this.skyCacheMissResponse.inc();
-    }
-  }
-
-  private perSystem(transport: Transport, system: System) {
-    const k = `${transport}|${system}`;
-    let s = this.systemChildren.get(k);
-    if (!s) {
-      s = {
-        duration: this.duration.labels(transport, system),
-        skyRequests: this.skyRequests.labels(system),
-        skyDuration: this.skyDuration.labels(system),
-        skySize: this.skySize.labels(system),
-        nxdomain: this.skyErrors.labels(system, 'nxdomain'),
-        servfail: this.skyErrors.labels(system, 'servfail'),
-        refused: this.skyErrors.labels(system, 'refused'),
-      };
-      this.systemChildren.set(k, s);
-    }
-    return s;
+    const t = transport === 'udp' ? 0 : 1;
+    const k = (qtype << 8) | (rcode << 2) | t;
+    this.requests.set(k, (this.requests.get(k) ?? 0) + 1);
+    const sys = system === 'auth' ? 0 : system === 'recursive' ? 1 : 2;
+    this.duration[t * 3 + sys]!.observe(seconds);
+    this.skyRequests[sys]!++;
+    this.skyDuration[sys]!.observe(seconds);
+    this.skySize[sys]!.observe(size);
+    if (rcode === 3) this.skyErrors[sys * 3]!++;
+    else if (rcode === 2) this.skyErrors[sys * 3 + 1]!++;
+    else if (rcode === 5) this.skyErrors[sys * 3 + 2]!++;
+    if (cacheHit) this.cacheHits++;
+    else this.cacheMisses++;
   }
 }
 

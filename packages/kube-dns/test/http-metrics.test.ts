@@ -1,0 +1,56 @@
+// kube-dns's /metrics as Prometheus reads it: the original's skydns_* series and ours, parsed
+// by a Prometheus text-format parser, histograms cumulative and consistent.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import parsePrometheusTextFormat from 'parse-prometheus-text-format';
+import { KubeDnsMetrics } from '../src/http/metrics.js';
+
+test('per-query metrics: exact names and types, labels, cumulative buckets, +Inf = count', async () => {
+  const m = new KubeDnsMetrics({}, { synced: () => true, records: () => ({ services: 3 }) });
+  for (let i = 0; i < 10; i++) m.observe(1, 0, 'udp', 'auth', 0.0002, 60, i > 0); // A NOERROR, 9 cache hits
+  m.observe(28, 3, 'tcp', 'auth', 0.003, 100, false); // AAAA NXDOMAIN
+  m.observe(12, 2, 'udp', 'reverse', 2, 40, false); // PTR SERVFAIL, slow
+  m.observe(1, 5, 'udp', 'recursive', 0.02, 30, false); // REFUSED
+  const text = await m.registry.metrics();
+  const families = new Map(parsePrometheusTextFormat(text).map((f) => [f.name, f]));
+  const sample = (name: string, labels: Record<string, string>) =>
+    families.get(name)?.metrics.find((s) => Object.entries(labels).every(([k, v]) => s.labels?.[k] === v));
+  // the parser folds labelled histograms into one bucket map, so their series are read as exposed
+  const line = (series: string) => {
+    const found = text.split('\n').find((l) => l.startsWith(`${series} `));
+    assert.ok(found, `${series} is exposed`);
+    return found.slice(series.length + 1);
+  };
+
+  assert.equal(families.get('kubedns_dns_requests_total')?.type, 'COUNTER');
+  assert.equal(sample('kubedns_dns_requests_total', { qtype: 'A', rcode: 'NOERROR', transport: 'udp' })?.value, '10');
+  assert.equal(sample('kubedns_dns_requests_total', { qtype: 'AAAA', rcode: 'NXDOMAIN', transport: 'tcp' })?.value, '1');
+  assert.equal(sample('kubedns_dns_requests_total', { qtype: 'PTR', rcode: 'SERVFAIL', transport: 'udp' })?.value, '1');
+  assert.equal(families.get('kubedns_dns_response_cache_hits_total')?.metrics[0]?.value, '9');
+  assert.equal(families.get('kubedns_dns_response_cache_misses_total')?.metrics[0]?.value, '4');
+
+  assert.equal(families.get('kubedns_dns_request_duration_seconds')?.type, 'HISTOGRAM');
+  const d = 'kubedns_dns_request_duration_seconds';
+  assert.equal(line(`${d}_count{transport="udp",system="auth"}`), '10');
+  assert.equal(line(`${d}_bucket{transport="udp",system="auth",le="0.0001"}`), '0');
+  assert.equal(line(`${d}_bucket{transport="udp",system="auth",le="0.00025"}`), '10', 'cumulative: 0.0002 falls in le=0.00025 and every bucket above');
+  assert.equal(line(`${d}_bucket{transport="udp",system="auth",le="5"}`), '10');
+  assert.equal(line(`${d}_bucket{transport="udp",system="auth",le="+Inf"}`), '10');
+  assert.equal(line(`${d}_count{transport="tcp",system="auth"}`), '1');
+
+  // the original's names, kept for existing dashboards
+  assert.equal(sample('skydns_skydns_dns_request_count_total', { system: 'auth' })?.value, '11');
+  assert.equal(sample('skydns_skydns_dns_request_count_total', { system: 'reverse' })?.value, '1');
+  assert.equal(sample('skydns_skydns_dns_error_count_total', { system: 'auth', cause: 'nxdomain' })?.value, '1');
+  assert.equal(sample('skydns_skydns_dns_error_count_total', { system: 'reverse', cause: 'servfail' })?.value, '1');
+  assert.equal(sample('skydns_skydns_dns_error_count_total', { system: 'recursive', cause: 'refused' })?.value, '1');
+  assert.equal(families.get('skydns_skydns_dns_request_duration_seconds')?.type, 'HISTOGRAM');
+  assert.equal(line('skydns_skydns_dns_request_duration_seconds_bucket{system="reverse",le="1"}'), '0');
+  assert.equal(line('skydns_skydns_dns_request_duration_seconds_bucket{system="reverse",le="2.5"}'), '1');
+  assert.equal(line('skydns_skydns_dns_request_duration_seconds_sum{system="reverse"}'), '2');
+  assert.equal(line('skydns_skydns_dns_response_size_bytes_bucket{system="auth",le="512"}'), '11');
+  assert.equal(sample('skydns_skydns_dns_cachemiss_count_total', { cache: 'response' })?.value, '4');
+  assert.equal(families.get('kubedns_synced')?.metrics[0]?.value, '1');
+  assert.equal(sample('kubedns_records', { kind: 'services' })?.value, '3');
+  assert.ok(families.has('process_resident_memory_bytes'), 'process metrics');
+});
