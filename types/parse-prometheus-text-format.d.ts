@@ -1,3 +1,4 @@
+// Types for parse-prometheus-text-format (it ships none); included by the test projects that parse /metrics.
 declare module 'parse-prometheus-text-format' {
   export interface ParsedSample {
     value?: string;
