@@ -466,6 +466,15 @@ test(`${DOCKERFILE}: one build of every workspace, from the lockfile`, () => {
   const compile = build.lines.find((l) => l.includes('tsc -b'));
   for (const { pkg } of IMAGES) assert.ok(compile?.includes(`packages/${pkg}`), `the build compiles ${pkg}`);
   assert.ok(compile?.includes('npm prune --omit=dev'));
+  // everything a package's tsconfig pulls in from outside packages/ must be in the build stage too
+  const copiedDirs = build.lines.filter((l) => /^COPY\s/.test(l) && !l.includes('--from=')).flatMap((l) => l.split(/\s+/).slice(1, -1));
+  for (const { pkg } of IMAGES) {
+    const tsconfig = JSON.parse(readFileSync(join(ROOT, 'packages', pkg, 'tsconfig.json'), 'utf8')) as { files?: string[] };
+    for (const f of tsconfig.files ?? []) {
+      const fromRoot = join('packages', pkg, f).replace(/\\/g, '/');
+      assert.ok(copiedDirs.some((c) => fromRoot === c || fromRoot.startsWith(c.endsWith('/') ? c : `${c}/`)), `${DOCKERFILE}: the build stage lacks ${fromRoot} (in packages/${pkg}/tsconfig.json)`);
+    }
+  }
   // Files copied from the build context exist (and are not .dockerignored: no dist, no node_modules).
   for (const st of stages.values()) {
     for (const l of st.lines.filter((x) => /^COPY\s/i.test(x) && !x.includes('--from='))) {
