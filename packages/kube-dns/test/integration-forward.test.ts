@@ -4,6 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { pino } from 'pino';
 import { datas } from '@kube-dns/dns-client';
 import { clusterIPService, externalNameService, startDnsmasq, startTestDnsServer, tempDir } from '@kube-dns/testkit';
 import { eventually, startCluster, waitSynced } from './integration-helpers.js';
@@ -54,12 +55,19 @@ test('forwarding to a real dnsmasq upstream: A, PTR misses, ExternalName targets
 test('every upstream down: SERVFAIL after trying each (the original sent no reply at all)', async (t) => {
   const dead = await startTestDnsServer({ handler: () => 'drop' });
   t.after(() => dead.close());
-  const c = await startCluster({ configFiles: { upstreamNameservers: JSON.stringify([`127.0.0.1:${dead.port}`, '127.0.0.1:9']) } });
+  // what the operator reads: one warning per failing server, naming it and the reason
+  const lines: { level: number; msg: string; server?: string; err?: string }[] = [];
+  const log = pino({ level: 'debug' }, { write: (l: string) => lines.push(JSON.parse(l)) });
+  const c = await startCluster({ log, configFiles: { upstreamNameservers: JSON.stringify([`127.0.0.1:${dead.port}`, '127.0.0.1:9']) } });
   t.after(() => c.stop());
   await waitSynced(c);
   const r = await c.ask('www.example.org', 'A', { timeoutMs: 4000 });
   assert.equal(r.packet.rcode, 'SERVFAIL');
   assert.ok(dead.questions.length >= 1, 'the first upstream was tried');
+  await c.ask('again.example.org', 'A', { timeoutMs: 4000 });
+  const warnings = lines.filter((l) => l.level === 40 && /upstream nameserver .* failed/.test(l.msg));
+  assert.deepEqual(warnings.map((w) => w.server).sort(), [`127.0.0.1:${dead.port}`, '127.0.0.1:9'].sort(), 'one warning per server, not one per query');
+  assert.ok(warnings.every((w) => w.err && w.err.length > 0), 'the warning says why');
 });
 
 test('an upstream that is kube-dns itself is refused (no forwarding loop); resolv.conf is the default', async (t) => {

@@ -8,8 +8,8 @@ import { LOOP_PROBE_SUFFIX, LoopProbes } from './loop-detect.js';
 import { matchStubDomain } from './upstreams.js';
 
 export interface ForwardStats {
-  /** server "ip:port" → counts */
-  perServer: Map<string, { requests: number; failures: number }>;
+  /** server "ip:port" → counts, and whether its last exchange failed */
+  perServer: Map<string, { requests: number; failures: number; failing?: boolean }>;
 }
 
 export interface ForwarderOptions {
@@ -126,17 +126,32 @@ export class Forwarder {
         const reply = await exchange({ host: s.host, port: s.port }, out, transport, this.opts.timeoutMs ?? 2000);
         reply.writeUInt16BE(clientId, 0);
         if ((reply.readUInt16BE(2) & 0xf) === RCODE_SERVFAIL) {
-          st.failures++;
+          this.failed(key, st, 'answered SERVFAIL', lname);
           last = reply;
           continue;
         }
+        if (st.failing) {
+          st.failing = false;
+          this.opts.log.info({ server: key }, 'upstream nameserver answers again');
+        }
         return reply;
       } catch (e) {
-        st.failures++;
-        this.opts.log.debug({ server: key, err: (e as Error).message, name: lname }, 'upstream failed, trying the next');
+        this.failed(key, st, (e as Error).message, lname);
       }
     }
     return last;
+  }
+
+  /**
+   * Counts a failure; says so once when a server starts failing (naming it and why), then only
+   * at debug level until it answers again, so an outage is visible without flooding the log.
+   */
+  private failed(key: string, st: { failures: number; failing?: boolean }, why: string, lname: string): void {
+    st.failures++;
+    if (!st.failing) {
+      st.failing = true;
+      this.opts.log.warn({ server: key, err: why, name: lname }, `upstream nameserver ${key} failed (${why}); trying the next, clients get SERVFAIL if all fail`);
+    } else this.opts.log.debug({ server: key, err: why, name: lname }, 'upstream failed, trying the next');
   }
 
   /** Stub servers written as names: cluster names through our records, others through the system resolver. */
