@@ -109,7 +109,7 @@ test('a UDP answer that does not fit 512 bytes is truncated with TC; TCP carries
   assert.equal(retried.packet.answers?.length, 100);
 });
 
-test('EDNS0: the client size is honoured up to 4096, OPT is echoed, DO is echoed', async (t) => {
+test('EDNS0: the client size is honoured up to 1232 (never more over UDP), OPT is echoed, DO is echoed', async (t) => {
   const s = await startServer();
   t.after(s.stop);
   const r1232 = await query(s.server, { name: 'big.default.svc.cluster.local', type: 'A', ednsUdpSize: 1232 });
@@ -117,19 +117,45 @@ test('EDNS0: the client size is honoured up to 4096, OPT is echoed, DO is echoed
   assert.equal(r1232.packet.flag_tc, true);
   const opt = r1232.packet.additionals?.find((a) => a.type === 'OPT') as dnsPacket.OptAnswer | undefined;
   assert.ok(opt, 'OPT record in the reply');
+  // a client advertising 4096 still gets at most 1232 bytes over UDP (no IP fragmentation): TC
   const r4096 = await query(s.server, { name: 'big.default.svc.cluster.local', type: 'A', ednsUdpSize: 4096, dnssecOk: true });
-  assert.equal(r4096.packet.flag_tc, false);
-  assert.equal(r4096.packet.answers?.length, 100);
+  assert.ok(r4096.bytes.length <= 1232 && r4096.bytes.length > 1000, `UDP reply of ${r4096.bytes.length} bytes`);
+  assert.equal(r4096.packet.flag_tc, true);
   const opt2 = r4096.packet.additionals?.find((a) => a.type === 'OPT') as dnsPacket.OptAnswer & { flag_do?: boolean };
   assert.equal(opt2.flag_do, true);
-  // a client advertising 64 KiB is capped at 4096
+  const tcp = await query(s.server, { name: 'big.default.svc.cluster.local', type: 'A', ednsUdpSize: 4096, transport: 'tcp' });
+  assert.equal(tcp.packet.flag_tc, false);
+  assert.equal(tcp.packet.answers?.length, 100);
+  // a client advertising 64 KiB is capped too
   const big = await startServer({ n: 400 });
   t.after(big.stop);
   const r = await query(big.server, { name: 'big.default.svc.cluster.local', type: 'A', ednsUdpSize: 65000 });
-  assert.ok(r.bytes.length <= 4096);
+  assert.ok(r.bytes.length <= 1232, `UDP reply of ${r.bytes.length} bytes`);
   assert.equal(r.packet.flag_tc, true);
+  // a client advertising less than 1232 gets no more than it asked for
+  const r800 = await query(s.server, { name: 'big.default.svc.cluster.local', type: 'A', ednsUdpSize: 800 });
+  assert.ok(r800.bytes.length <= 800 && r800.bytes.length > 512, `UDP reply of ${r800.bytes.length} bytes`);
+  assert.equal(r800.packet.flag_tc, true);
   const none = await query(s.server, { name: 'small.default.svc.cluster.local', type: 'A' });
   assert.equal(none.packet.additionals?.length ?? 0, 0, 'no OPT for a query without EDNS');
+});
+
+test('a forwarded reply larger than the client may take over UDP is relayed as TC; TCP relays all of it', async (t) => {
+  const many = Array.from({ length: 150 }, (_, i) => `192.0.2.${i}`);
+  const up = await startTestDnsServer({
+    handler: (q) => (q.type === 'A' ? { answers: many.map((data) => ({ name: q.name, type: 'A' as const, ttl: 60, data })) } : { rcode: 'NXDOMAIN' }),
+  });
+  t.after(() => up.close());
+  const s = await startServer({ upstreamPort: up.port });
+  t.after(s.stop);
+  const udp = await query(s.server, { name: 'many.example.org', type: 'A', ednsUdpSize: 4096, id: 321 });
+  assert.ok(udp.bytes.length <= 1232, `relayed UDP reply of ${udp.bytes.length} bytes`);
+  assert.equal(udp.packet.flag_tc, true);
+  assert.equal(udp.packet.id, 321);
+  assert.equal(udp.packet.questions?.[0]?.name, 'many.example.org');
+  const tcp = await query(s.server, { name: 'many.example.org', type: 'A', ednsUdpSize: 4096, transport: 'tcp' });
+  assert.equal(tcp.packet.flag_tc, false);
+  assert.equal(tcp.packet.answers?.length, 150);
 });
 
 test('the response cache answers repeated questions with the client ID and spelling, and misses after a zone change', async (t) => {

@@ -8,7 +8,12 @@ const rrCodec = (dnsPacket as unknown as { answer: { encode(a: RR): Buffer; enco
 
 /** The UDP payload size we advertise in our OPT record (DNS flag day 2020). */
 export const OUR_UDP_SIZE = 1232;
-export const MAX_UDP_SIZE = 4096;
+/**
+ * The largest UDP reply we send, whatever the client advertises: 1232 bytes fit the IPv6 minimum
+ * MTU (1280) less headers, so a reply is never fragmented (DNS Flag Day 2020). Larger answers get
+ * TC and the client retries over TCP.
+ */
+export const MAX_UDP_SIZE = OUR_UDP_SIZE;
 const RCODE_BADVERS = 16;
 
 export interface EncodeInput {
@@ -26,7 +31,7 @@ export interface Encoded {
   nameOffsets: number[];
 }
 
-/** The most a reply may take: 512 without EDNS, the client's size (capped at 4096) with it; 65535 over TCP. */
+/** The most a reply may take: 512 without EDNS, min(client's size, 1232) with it; 65535 over TCP. */
 export function replyLimit(q: ParsedQuery, transport: 'udp' | 'tcp'): number {
   if (transport === 'tcp') return 65535;
   if (!q.edns) return 512;
@@ -137,3 +142,16 @@ export function encodeRcode(query: Buffer, q: ParsedQuery, rcode: number, aa = f
 }
 
 export const RCODE_BY_NAME: Record<string, number> = RCODE;
+
+/**
+ * An upstream's reply relayed over UDP must fit the client's limit too (the upstream may have
+ * been asked over TCP, or honour a larger size than we do): over the limit, the header and the
+ * question with TC set, so the client retries over TCP, where the whole reply is relayed.
+ */
+export function fitRelayed(reply: Buffer, query: Buffer, q: ParsedQuery, limit: number): Buffer {
+  if (reply.length <= limit || reply.length < 4) return reply;
+  const upstreamFlags = reply.readUInt16BE(2);
+  const out = encodeRcode(query, q, upstreamFlags & 0xf, (upstreamFlags & Flag.AA) !== 0, (upstreamFlags & Flag.RA) !== 0);
+  out.writeUInt16BE(out.readUInt16BE(2) | Flag.TC, 2);
+  return out;
+}

@@ -7,7 +7,7 @@ import type { Transport } from '@kube-dns/dns-client';
 import { buildQuery } from '@kube-dns/dns-client';
 import type { ZoneReader } from '../records/types.js';
 import type { Resolution } from '../resolve/types.js';
-import { RCODE_BY_NAME, encodeRcode, encodeReply, replyLimit } from './encode.js';
+import { RCODE_BY_NAME, encodeRcode, encodeReply, fitRelayed, replyLimit } from './encode.js';
 import { ResponseCache } from './response-cache.js';
 import { CLASS_IN, RCODE, TYPE_ANY, errorReply, parseQuery, type ParsedQuery } from './wire.js';
 
@@ -109,7 +109,8 @@ export class DnsHandler {
 
   private async forward(query: Buffer, q: ParsedQuery, transport: Transport, started: number, system: System): Promise<Buffer> {
     const reply = await this.opts.forwarder.forward(query, q.lname, transport).catch(() => undefined);
-    return this.done(q, reply ?? encodeRcode(query, q, RCODE.SERVFAIL), transport, started, system, false);
+    const out = reply ? fitRelayed(reply, query, q, replyLimit(q, transport)) : encodeRcode(query, q, RCODE.SERVFAIL);
+    return this.done(q, out, transport, started, system, false);
   }
 
   /** ExternalName pointing outside the zone: the CNAME, then the target's records from upstream. */
