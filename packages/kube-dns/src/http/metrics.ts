@@ -2,7 +2,7 @@
 // them); the kubedns_* ones are ours and say more.
 import client, { type Counter, Registry } from 'prom-client';
 import type { Transport } from '@kube-dns/dns-client';
-import { qtypeName, type QueryObserver, type System } from '../server/handler.js';
+import type { QueryObserver, System } from '../server/handler.js';
 import { FastHistogram, registerScraped } from './query-metrics.js';
 
 const RCODE_NAMES = ['NOERROR', 'FORMERR', 'SERVFAIL', 'NXDOMAIN', 'NOTIMP', 'REFUSED'];
@@ -13,6 +13,16 @@ const DURATION_BUCKETS = [0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005
 const SKY_DURATION_BUCKETS = [0.001, 0.003, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 const SKY_SIZE_BUCKETS = [0, 512, 1024, 1500, 2048, 4096, 8192, 12288, 16384, 20480, 24576, 28672, 32768, 36864, 40960, 45056, 49152, 53248, 57344, 61440, 65536];
 const rcodeName = (n: number) => RCODE_NAMES[n] ?? `RCODE${n}`;
+/**
+ * qtypes with a label of their own; every other number a client sends is counted as 'other', so
+ * the series of kubedns_dns_requests_total stay a small fixed set whatever arrives on the wire.
+ */
+const QTYPE_LABELS = ['other', 'A', 'NS', 'CNAME', 'SOA', 'PTR', 'MX', 'TXT', 'AAAA', 'SRV', 'NAPTR', 'DS', 'DNSKEY', 'SVCB', 'HTTPS', 'IXFR', 'AXFR', 'ANY', 'CAA'];
+/** qtype number → index in QTYPE_LABELS (0: other): one array read per query. */
+const QTYPE_INDEX = new Uint8Array(65536);
+for (const [n, name] of [[1, 'A'], [2, 'NS'], [5, 'CNAME'], [6, 'SOA'], [12, 'PTR'], [15, 'MX'], [16, 'TXT'], [28, 'AAAA'], [33, 'SRV'], [35, 'NAPTR'], [43, 'DS'], [48, 'DNSKEY'], [64, 'SVCB'], [65, 'HTTPS'], [251, 'IXFR'], [252, 'AXFR'], [255, 'ANY'], [257, 'CAA']] as const) {
+  QTYPE_INDEX[n] = QTYPE_LABELS.indexOf(name);
+}
 
 export interface KubeDnsMetricsOptions {
   /** PROMETHEUS_NAMESPACE / PROMETHEUS_SUBSYSTEM of the original (skydns / skydns). */
@@ -22,7 +32,7 @@ export interface KubeDnsMetricsOptions {
 
 export class KubeDnsMetrics implements QueryObserver {
   readonly registry = new Registry();
-  /** (qtype << 8 | rcode << 2 | transport) → queries */
+  /** (qtype label index << 8 | rcode << 2 | transport) → queries */
   private readonly requests = new Map<number, number>();
   /** index: transport * 3 + system */
   private readonly duration = Array.from({ length: 6 }, () => new FastHistogram(DURATION_BUCKETS));
@@ -43,7 +53,7 @@ export class KubeDnsMetrics implements QueryObserver {
     client.collectDefaultMetrics({ register: r });
     const sky = `${opts.skydnsNamespace ?? 'skydns'}_${opts.skydnsSubsystem ?? 'skydns'}_dns`;
     registerScraped(r, 'kubedns_dns_requests_total', 'DNS queries answered, by query type, response code and transport.', 'counter', () =>
-      [...this.requests].map(([k, value]) => ({ value, labels: { qtype: qtypeName(k >> 8), rcode: rcodeName((k >> 2) & 0x3f), transport: k & 1 ? 'tcp' : 'udp' } })),
+      [...this.requests].map(([k, value]) => ({ value, labels: { qtype: QTYPE_LABELS[k >> 8]!, rcode: rcodeName((k >> 2) & 0x3f), transport: k & 1 ? 'tcp' : 'udp' } })),
     );
     registerScraped(r, 'kubedns_dns_request_duration_seconds', 'Time from a query arriving to its reply being handed to the socket.', 'histogram', () =>
       this.duration.flatMap((h, i) => (h.count ? h.values('kubedns_dns_request_duration_seconds', { transport: TRANSPORTS[i / 3 | 0]!, system: SYSTEMS[i % 3]! }) : [])),
@@ -71,7 +81,7 @@ export class KubeDnsMetrics implements QueryObserver {
   /** The hot path: numbers added in place, nothing allocated. */
   observe(qtype: number, rcode: number, transport: Transport, system: System, seconds: number, size: number, cacheHit: boolean): void {
     const t = transport === 'udp' ? 0 : 1;
-    const k = (qtype << 8) | (rcode << 2) | t;
+    const k = (QTYPE_INDEX[qtype & 0xffff]! << 8) | ((rcode & 0x3f) << 2) | t;
     this.requests.set(k, (this.requests.get(k) ?? 0) + 1);
     const sys = system === 'auth' ? 0 : system === 'recursive' ? 1 : 2;
     this.duration[t * 3 + sys]!.observe(seconds);
