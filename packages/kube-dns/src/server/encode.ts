@@ -64,22 +64,27 @@ export function encodeReply(query: Buffer, q: ParsedQuery, input: EncodeInput, l
   const qlen = q.questionEnd - 12;
   const opt = q.edns ? optRecord(q) : undefined;
   const fixed = 12 + qlen + (opt ? opt.length : 0);
-  // dns-packet writes names in full; an owner name equal to the question's (the common case) is
-  // replaced by a pointer to the question (RFC 1035 4.1.4): a third of the size, and the client's
-  // spelling for free.
-  const qname = query.toString('latin1', 12, 12 + q.nameLength).toLowerCase();
+  // dns-packet writes names in full, and as UTF-8, while the question's name is bytes (a latin1
+  // string here). A record owned by the question name is therefore never written by dns-packet:
+  // it is encoded with the root as owner (one 0x00 octet) and that octet is replaced by a pointer
+  // to the question (RFC 1035 4.1.4). The owner is then the client's own bytes (0x20 case and
+  // non-ASCII octets included), and a third of the size.
+  const qname = q.name;
   const enc = (list: readonly RR[]) => {
     const out: Buffer[] = [];
     for (const rr of list) {
-      const b = encodeRR(rr);
-      if (!b) continue;
-      if (b.length > q.nameLength && b.toString('latin1', 0, q.nameLength).toLowerCase() === qname) {
-        const c = Buffer.allocUnsafe(b.length - q.nameLength + 2);
+      if (rr.name === qname) {
+        const b = encodeRR({ ...rr, name: '.' } as RR);
+        if (!b) continue;
+        const c = Buffer.allocUnsafe(b.length + 1);
         c[0] = 0xc0;
         c[1] = 0x0c;
-        b.copy(c, 2, q.nameLength);
+        b.copy(c, 2, 1);
         out.push(c);
-      } else out.push(b);
+      } else {
+        const b = encodeRR(rr);
+        if (b) out.push(b);
+      }
     }
     return out;
   };
