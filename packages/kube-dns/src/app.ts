@@ -83,6 +83,7 @@ export async function startKubeDns(o: KubeDnsOptions, x: StartExtras): Promise<K
       forwarders: () => forwarder.stats.perServer,
       loopsDetected: () => forwarder.loopsDetected,
       cacheEntries: () => handler.cache.size,
+      cacheBytes: () => handler.cache.bytes,
       synced: isSynced,
     },
   );
@@ -125,6 +126,7 @@ export async function startKubeDns(o: KubeDnsOptions, x: StartExtras): Promise<K
     log,
     observer: metrics,
     cacheEntries: o.responseCacheEntries,
+    cacheBytes: o.responseCacheBytes,
   });
   // UDP and TCP on one port. With --dns-port=0 (tests) the number UDP picks may be taken on TCP:
   // then try another number.

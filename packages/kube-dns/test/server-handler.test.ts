@@ -60,12 +60,12 @@ function fixture(n = 100) {
   };
 }
 
-async function startServer(opts: { synced?: boolean; upstreamPort?: number; n?: number } = {}) {
+async function startServer(opts: { synced?: boolean; upstreamPort?: number; n?: number; cacheBytes?: number } = {}) {
   const fx = fixture(opts.n);
   const forwarder = new Forwarder({ log, timeoutMs: 300 });
   if (opts.upstreamPort) forwarder.setUpstreams([{ host: '127.0.0.1', port: opts.upstreamPort, family: 4, raw: '' }]);
   let synced = opts.synced ?? true;
-  const handler = new DnsHandler({ zone: fx.zone, resolve: fx.resolve, forwarder, isSynced: () => synced, log });
+  const handler = new DnsHandler({ zone: fx.zone, resolve: fx.resolve, forwarder, isSynced: () => synced, log, cacheBytes: opts.cacheBytes });
   let udp: UdpListener;
   let tcp: TcpListener;
   let port: number;
@@ -178,6 +178,42 @@ test('the response cache answers repeated questions with the client ID and spell
   assert.equal(nord.packet.flag_rd, false);
   const rd = await query(s.server, { name: 'small.default.svc.cluster.local', type: 'A' });
   assert.equal(rd.packet.flag_rd, true);
+});
+
+test('the response cache stays within --response-cache-bytes, counting the memory its replies really hold', async (t) => {
+  const s = await startServer({ cacheBytes: 256 * 1024 });
+  t.after(s.stop);
+  for (let i = 0; i < 5000; i++) {
+    const r = s.handler.handle(buildQuery({ name: `nosuch${i}.default.svc.cluster.local`, type: 'A', id: i }), 'udp');
+    assert.ok(Buffer.isBuffer(r));
+  }
+  const c = s.handler.cache;
+  assert.ok(c.size > 100, `${c.size} entries kept`);
+  assert.ok(c.bytes <= 256 * 1024, `${c.bytes} bytes counted`);
+  // the replies are not slices of Node's shared 8 KiB pool: what they keep alive is what is counted
+  assert.ok(c.retainedBytes() <= c.bytes, `${c.retainedBytes()} bytes retained for ${c.bytes} counted`);
+  // and a reply is still right after all that eviction
+  const r = await query(s.server, { name: 'small.default.svc.cluster.local', type: 'A' });
+  assert.deepEqual(datas(r.packet.answers), ['10.0.0.1']);
+});
+
+test('the response cache keys by size class: one entry serves every EDNS size it fits, a cut reply only its own size', async (t) => {
+  const s = await startServer();
+  t.after(s.stop);
+  await query(s.server, { name: 'small.default.svc.cluster.local', type: 'A', ednsUdpSize: 1232 });
+  const after = s.fx.resolves;
+  for (const size of [1000, 4096, 800, 1232, 600]) {
+    const r = await query(s.server, { name: 'small.default.svc.cluster.local', type: 'A', ednsUdpSize: size });
+    assert.deepEqual(datas(r.packet.answers), ['10.0.0.1']);
+  }
+  assert.equal(s.fx.resolves, after, 'every size served by the one entry');
+  assert.equal(s.handler.cache.size, 1);
+  // a truncated reply is only right for the size it was cut to
+  for (const size of [800, 1232, 800, 600, 1232]) {
+    const r = await query(s.server, { name: 'big.default.svc.cluster.local', type: 'A', ednsUdpSize: size });
+    assert.equal(r.packet.flag_tc, true);
+    assert.ok(r.bytes.length <= size && r.bytes.length > size - 20, `${r.bytes.length} bytes for a limit of ${size}`);
+  }
 });
 
 test('ANY is REFUSED; a non-IN class is REFUSED; an unknown opcode is NOTIMP; EDNS version 1 is BADVERS', async (t) => {

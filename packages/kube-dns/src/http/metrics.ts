@@ -103,6 +103,7 @@ export interface GaugeSources {
   sync?: () => Record<string, { objects?: number; relists?: number; watchRestarts?: number; lastSyncAt?: number | null; lastEventAt?: number | null; errors?: number }>;
   forwarders?: () => Map<string, { requests: number; failures: number }>;
   cacheEntries?: () => number;
+  cacheBytes?: () => number;
   synced?: () => boolean;
   /** Upstreams found to send our own queries back to us. */
   loopsDetected?: () => number;
@@ -134,6 +135,14 @@ function registerGauges(r: Registry, g: GaugeSources): void {
     registers: [r],
     collect() {
       this.set(g.cacheEntries?.() ?? 0);
+    },
+  });
+  new client.Gauge({
+    name: 'kubedns_response_cache_bytes',
+    help: 'Memory held by the response cache (replies, keys and bookkeeping), as bounded by --response-cache-bytes.',
+    registers: [r],
+    collect() {
+      this.set(g.cacheBytes?.() ?? 0);
     },
   });
   const syncGauge = (name: string, help: string, field: 'lastSyncAt' | 'lastEventAt' | 'objects', scale = 1) =>

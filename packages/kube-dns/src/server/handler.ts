@@ -41,13 +41,15 @@ export interface HandlerOptions {
   log: Logger;
   observer?: QueryObserver;
   cacheEntries?: number;
+  /** Bound of the response cache in bytes (--response-cache-bytes). */
+  cacheBytes?: number;
 }
 
 export class DnsHandler {
   readonly cache: ResponseCache;
 
   constructor(private readonly opts: HandlerOptions) {
-    this.cache = new ResponseCache(opts.zone, opts.cacheEntries);
+    this.cache = new ResponseCache(opts.zone, opts.cacheEntries, opts.cacheBytes);
   }
 
   /** Never throws: a reply, a promise of one, or undefined when nothing should be sent. */
@@ -86,7 +88,7 @@ export class DnsHandler {
 
     const limit = replyLimit(q, transport);
     const key = ResponseCache.key(q, limit);
-    const hit = this.cache.get(key, query, q);
+    const hit = this.cache.get(key, query, q, limit);
     if (hit) return this.done(q, hit, transport, started, 'auth', true);
 
     if (q.qclass !== CLASS_IN) return this.done(q, encodeRcode(query, q, RCODE.REFUSED), transport, started, 'auth', false);
@@ -102,9 +104,8 @@ export class DnsHandler {
 
     const gen = this.opts.zone.depGeneration(r.dep);
     const enc = encodeReply(query, q, { rcode: RCODE_BY_NAME[r.rcode] ?? RCODE.SERVFAIL, aa: r.aa, answers: r.answers, authorities: r.authorities, additionals: r.additionals }, limit);
-    this.cache.set(key, enc.bytes, enc.nameOffsets, r.dep, gen);
-    const out = Buffer.from(enc.bytes); // the cached copy stays pristine
-    return this.done(q, out, transport, started, system, false);
+    this.cache.set(key, enc.bytes, enc.nameOffsets, r.dep, gen, limit, enc.truncated); // keeps a copy of its own
+    return this.done(q, enc.bytes, transport, started, system, false);
   }
 
   private async forward(query: Buffer, q: ParsedQuery, transport: Transport, started: number, system: System): Promise<Buffer> {
