@@ -22,7 +22,7 @@ export interface StackOptions {
 export async function startStack(o: StackOptions = {}) {
   const log = silentLogger();
   const zone = o.zone ?? new Zone();
-  const opts: ResolveOptions = { ...OPTS, ...o.resolve };
+  const opts: ResolveOptions = { ...OPTS, wildcards: false, ...o.resolve };
   const forwarder = new Forwarder({ log, timeoutMs: 1000 });
   if (o.upstreamPort) forwarder.setUpstreams([{ host: '127.0.0.1', port: o.upstreamPort, family: 4, raw: '' }]);
   const metrics = new KubeDnsMetrics();

@@ -2,7 +2,8 @@
 // bytes, replies within limits. Real UDP/TCP sockets, real zone.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { buildQuery, exchange } from '@kube-dns/dns-client';
+import { buildQuery, exchange, query } from '@kube-dns/dns-client';
+import { Zone } from '../src/records/zone.js';
 import { clusterIP, port } from './resolve-fixtures.js';
 import { startStack } from './server-stack.js';
 import { labelsOf, rawQuery, sameLabels, walkReply } from './wire-check.js';
@@ -58,4 +59,98 @@ test('names are echoed as bytes: 0x20 case, non-ASCII octets and a 63-octet labe
       }
     }
   }
+});
+
+/** A zone that counts the services wildcard walks look at. */
+class CountingZone extends Zone {
+  visited = 0;
+  override *allServices() {
+    for (const e of super.allServices()) {
+      this.visited++;
+      yield e;
+    }
+  }
+  override *servicesIn(ns: string) {
+    for (const e of super.servicesIn(ns)) {
+      this.visited++;
+      yield e;
+    }
+  }
+  override *servicesNamed(name: string) {
+    for (const e of super.servicesNamed(name)) {
+      this.visited++;
+      yield e;
+    }
+  }
+}
+
+function bigZone(zone: Zone, namespaces = 20, perNamespace = 100) {
+  for (let n = 0; n < namespaces; n++) {
+    for (let i = 0; i < perNamespace; i++) zone.setService(clusterIP(`ns${n}`, `s${i}`, [`10.${n}.${i >> 8}.${i & 255}`], [port('http', 80)]));
+  }
+}
+
+test('wildcards are off by default: `*` is an ordinary label that no service has', async (t) => {
+  const s = await startStack();
+  t.after(s.stop);
+  bigZone(s.zone, 2, 10);
+  for (const name of ['*.ns0.svc.cluster.local', 's1.*.svc.cluster.local', '*.*.svc.cluster.local', '*.s1.ns0.svc.cluster.local']) {
+    const r = await query(s.server, { name, type: 'A' });
+    assert.equal(r.packet.rcode, 'NXDOMAIN', name);
+    assert.equal(r.packet.answers?.length ?? 0, 0, name);
+  }
+  const srv = await query(s.server, { name: '*._tcp.s1.ns0.svc.cluster.local', type: 'SRV' });
+  assert.equal(srv.packet.rcode, 'NXDOMAIN');
+  const named = await query(s.server, { name: '_http._tcp.s1.ns0.svc.cluster.local', type: 'SRV' });
+  assert.equal(named.packet.answers?.length, 1, 'named ports still answer');
+});
+
+test('with --wildcards, a wildcard is bounded in work and answers whatever the zone size', async (t) => {
+  const zone = new CountingZone();
+  const s = await startStack({ zone, resolve: { wildcards: true } });
+  t.after(s.stop);
+  bigZone(zone); // 2,000 services
+  for (const [name, type, transport] of [
+    ['*.*.svc.cluster.local', 'A', 'udp'],
+    ['*.*.svc.cluster.local', 'A', 'tcp'],
+    ['_http._tcp.*.*.svc.cluster.local', 'SRV', 'tcp'],
+    ['*.ns3.svc.cluster.local', 'A', 'tcp'],
+  ] as const) {
+    zone.visited = 0;
+    const r = await query(s.server, { name, type, transport, ednsUdpSize: 1232 });
+    assert.equal(r.packet.rcode, 'NOERROR', name);
+    const n = r.packet.answers?.length ?? 0;
+    assert.ok(n > 0 && n <= 64, `${n} answers for ${name} ${type} over ${transport}`);
+    assert.ok(zone.visited <= 256, `${zone.visited} services visited for ${name}`);
+    if (transport === 'udp') assert.ok(r.bytes.length <= 1232);
+  }
+  const one = await query(s.server, { name: 's7.*.svc.cluster.local', type: 'A' });
+  assert.equal(one.packet.answers?.length, 20, 'one per namespace');
+});
+
+test('with --wildcards, a wildcard over one namespace stays cached across changes elsewhere', async (t) => {
+  const s = await startStack({ resolve: { wildcards: true } });
+  t.after(s.stop);
+  bigZone(s.zone, 3, 5);
+  const ask = () => query(s.server, { name: '*.ns1.svc.cluster.local', type: 'A' });
+  assert.equal((await ask()).packet.answers?.length, 5);
+  const hits = s.handler.cache.hits;
+  // churn in other namespaces
+  for (let i = 0; i < 10; i++) s.zone.setService(clusterIP('ns2', `churn${i}`, [`10.2.9.${i}`]));
+  s.zone.deleteService('ns0', 's0');
+  assert.equal((await ask()).packet.answers?.length, 5);
+  assert.equal(s.handler.cache.hits, hits + 1, 'served from the cache');
+  // a change in the namespace itself is seen at once
+  s.zone.setService(clusterIP('ns1', 'new', ['10.1.9.9']));
+  assert.equal((await ask()).packet.answers?.length, 6);
+  assert.equal(s.handler.cache.hits, hits + 1, 'rebuilt, not served stale');
+  // and `<svc>.*` follows services of its name only
+  const byName = () => query(s.server, { name: 's3.*.svc.cluster.local', type: 'A' });
+  assert.equal((await byName()).packet.answers?.length, 3);
+  s.zone.setService(clusterIP('ns2', 'other', ['10.2.8.8']));
+  const h2 = s.handler.cache.hits;
+  assert.equal((await byName()).packet.answers?.length, 3);
+  assert.equal(s.handler.cache.hits, h2 + 1);
+  s.zone.setService(clusterIP('ns9', 's3', ['10.9.3.3']));
+  assert.equal((await byName()).packet.answers?.length, 4);
 });

@@ -86,6 +86,6 @@ function resolveApex(ctx: Ctx): Resolution {
 /** `<ns>.svc.<zone>` exists while the namespace has a service. */
 function resolveNamespace(ctx: Ctx, ns: string): Resolution {
   const { zone, opts } = ctx;
-  const exists = ns === '*' ? !zone.namespaces().next().done : zone.hasNamespace(ns);
+  const exists = ns === '*' && opts.wildcards ? !zone.namespaces().next().done : zone.hasNamespace(ns);
   return exists ? nodata(opts, '*') : nxdomain(opts, '*');
 }

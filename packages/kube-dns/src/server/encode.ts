@@ -70,34 +70,28 @@ export function encodeReply(query: Buffer, q: ParsedQuery, input: EncodeInput, l
   // to the question (RFC 1035 4.1.4). The owner is then the client's own bytes (0x20 case and
   // non-ASCII octets included), and a third of the size.
   const qname = q.name;
-  const enc = (list: readonly RR[]) => {
-    const out: Buffer[] = [];
-    for (const rr of list) {
-      if (rr.name === qname) {
-        const b = encodeRR({ ...rr, name: '.' } as RR);
-        if (!b) continue;
-        const c = Buffer.allocUnsafe(b.length + 1);
-        c[0] = 0xc0;
-        c[1] = 0x0c;
-        b.copy(c, 2, 1);
-        out.push(c);
-      } else {
-        const b = encodeRR(rr);
-        if (b) out.push(b);
-      }
-    }
-    return out;
+  const encodeOne = (rr: RR): Buffer | undefined => {
+    if (rr.name !== qname) return encodeRR(rr);
+    const b = encodeRR({ ...rr, name: '.' } as RR);
+    if (!b) return undefined;
+    const c = Buffer.allocUnsafe(b.length + 1);
+    c[0] = 0xc0;
+    c[1] = 0x0c;
+    b.copy(c, 2, 1);
+    return c;
   };
-  const answers = enc(input.answers);
-  const authorities = enc(input.authorities);
-  const additionals = enc(input.additionals);
 
+  // Records are encoded only while they fit: a large answer over UDP costs the records that are
+  // sent, not the whole set (a headless service of 1000 endpoints, a wildcard).
   let size = fixed;
   let truncated = false;
-  const take = (list: Buffer[], mandatory: boolean): Buffer[] => {
+  const take = (list: readonly RR[], mandatory: boolean): Buffer[] => {
     const out: Buffer[] = [];
-    for (const b of list) {
-      if (truncated || size + b.length > limit) {
+    for (const rr of list) {
+      if (truncated) break;
+      const b = encodeOne(rr);
+      if (!b) continue; // a record we cannot encode is left out rather than failing the reply
+      if (size + b.length > limit) {
         if (mandatory) truncated = true;
         break;
       }
@@ -106,9 +100,9 @@ export function encodeReply(query: Buffer, q: ParsedQuery, input: EncodeInput, l
     }
     return out;
   };
-  const an = take(answers, true);
-  const ns = take(authorities, true);
-  const ar = truncated ? [] : take(additionals, false);
+  const an = take(input.answers, true);
+  const ns = take(input.authorities, true);
+  const ar = truncated ? [] : take(input.additionals, false);
 
   const out = Buffer.allocUnsafe(size);
   out.writeUInt16BE(q.id, 0);
