@@ -38,6 +38,8 @@ export interface ReplyRecord {
   owner: Buffer[];
   type: number;
   section: 'answer' | 'authority' | 'additional';
+  /** Where the record's data starts in the reply. */
+  rdataOffset: number;
 }
 
 /**
@@ -61,7 +63,7 @@ export function walkReply(reply: Buffer): { id: number; flags: number; question:
       const type = reply.readUInt16BE(n.end);
       const rdlen = reply.readUInt16BE(n.end + 8);
       if (n.end + 10 + rdlen > reply.length) throw new Error('rdata runs past the end');
-      records.push({ owner: n.labels, type, section: sections[s]! });
+      records.push({ owner: n.labels, type, section: sections[s]!, rdataOffset: n.end + 10 });
       p = n.end + 10 + rdlen;
     }
   }
