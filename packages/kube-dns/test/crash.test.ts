@@ -1,7 +1,7 @@
 // An exception nothing catches must not leave a binary running in an unknown state: each of the
 // three binaries logs it with its stack and exits non-zero, so the kubelet restarts it. The
-// exception is injected from outside (a module preloaded with --import throws from a timer once
-// the binary is up), so no test hook lives in the product.
+// exception is injected from outside (a module preloaded with --import throws from a timer when
+// the test signals it, once the binary is up), so no test hook lives in the product.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -12,18 +12,25 @@ import { dnsmasqPath, freePort, tempDir } from '@kube-dns/testkit';
 
 const bin = (pkg: string, name: string) => fileURLToPath(new URL(`../../../${pkg}/bin/${name}.js`, import.meta.url));
 
-async function crash(t: { after: (fn: () => unknown) => void }, binPath: string, args: string[]) {
+async function crash(t: { after: (fn: () => unknown) => void }, binPath: string, args: string[], up: RegExp) {
   const dir = await tempDir('crash-test-');
   t.after(() => dir.cleanup());
   const preload = join(dir.path, 'inject.mjs');
-  writeFileSync(preload, "setTimeout(() => { throw new Error('injected-crash-for-test'); }, 1500);\n");
+  writeFileSync(preload, "process.on('SIGUSR2', () => setTimeout(() => { throw new Error('injected-crash-for-test'); }, 10));\n");
   const child = spawn(process.execPath, [`--import=${preload}`, binPath, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   t.after(() => child.kill('SIGKILL'));
   let stderr = '';
-  child.stderr.on('data', (d) => (stderr += d));
+  let signalled = false;
+  child.stderr.on('data', (d) => {
+    stderr += d;
+    if (!signalled && up.test(stderr)) {
+      signalled = true; // the binary is up, its handlers installed: now crash it
+      child.kill('SIGUSR2');
+    }
+  });
   child.stdout.on('data', () => undefined);
   const code = await new Promise<number | null | 'still running'>((resolve) => {
-    const timer = setTimeout(() => resolve('still running'), 15_000);
+    const timer = setTimeout(() => resolve('still running'), 60_000);
     child.on('close', (c) => {
       clearTimeout(timer);
       resolve(c);
@@ -50,7 +57,7 @@ test('kube-dns: an uncaught exception is logged with its stack and the process e
     '--healthz-port=0',
     `--kube-master-url=http://127.0.0.1:${await freePort()}`,
     '--nameservers=127.0.0.1:1',
-  ]);
+  ], /serving DNS over UDP and TCP/);
   assertCrashed(r);
 });
 
@@ -73,7 +80,7 @@ test('dnsmasq-nanny: an uncaught exception is logged with its stack, dnsmasq is 
     '--log-facility=-',
     '--user=root',
     '--pid-file=',
-  ]);
+  ], /dnsmasq-nanny running/);
   assertCrashed(r);
   const pid = /"pid":(\d+)/.exec(r.stderr)?.[1];
   if (pid) {
@@ -92,6 +99,6 @@ test('dnsmasq-nanny: an uncaught exception is logged with its stack, dnsmasq is 
 });
 
 test('sidecar: an uncaught exception is logged with its stack and the process exits non-zero', async (t) => {
-  const r = await crash(t, bin('sidecar', 'sidecar'), ['--prometheus-addr=127.0.0.1', `--prometheus-port=${await freePort()}`]);
+  const r = await crash(t, bin('sidecar', 'sidecar'), ['--prometheus-addr=127.0.0.1', `--prometheus-port=${await freePort()}`], /sidecar started/);
   assertCrashed(r);
 });
