@@ -194,6 +194,7 @@ export async function startKubeDns(o: KubeDnsOptions, x: StartExtras): Promise<K
       await sync?.stop();
       await source?.stop();
       await Promise.all(servers.map((s) => new Promise<void>((r) => { s.closeAllConnections(); s.close(() => r()); })));
+      metrics.close();
     },
   };
 }

@@ -1,5 +1,6 @@
 // Prometheus metrics of kube-dns. The original's skydns_* names stay (dashboards and alerts use
 // them); the kubedns_* ones are ours and say more.
+import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
 import client, { type Counter, Registry } from 'prom-client';
 import type { Transport } from '@kube-dns/dns-client';
 import type { QueryObserver, System } from '../server/handler.js';
@@ -45,6 +46,8 @@ export class KubeDnsMetrics implements QueryObserver {
   private cacheHits = 0;
   private cacheMisses = 0;
 
+  private readonly loopDelay: EventLoopDelay;
+
   readonly configReloads: Counter;
   readonly configRejects: Counter;
 
@@ -76,6 +79,12 @@ export class KubeDnsMetrics implements QueryObserver {
     this.configReloads = new client.Counter({ name: 'kubedns_config_reloads_total', help: 'Valid ConfigMap changes applied.', registers: [r] });
     this.configRejects = new client.Counter({ name: 'kubedns_config_rejects_total', help: 'Invalid ConfigMap changes ignored (the last good config stays).', registers: [r] });
     registerGauges(r, gauges);
+    this.loopDelay = new EventLoopDelay(r);
+  }
+
+  /** Stops the event-loop delay sampler (it keeps no handle that holds the process open). */
+  close(): void {
+    this.loopDelay.close();
   }
 
   /** The hot path: numbers added in place, nothing allocated. */
@@ -203,4 +212,79 @@ function registerGauges(r: Registry, g: GaugeSources): void {
   });
   fwd('kubedns_forward_requests_total', 'Queries sent to an upstream or stub-domain server.', 'requests');
   fwd('kubedns_forward_failures_total', 'Queries to an upstream or stub-domain server that timed out, failed or got SERVFAIL.', 'failures');
+}
+
+const LOOP_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1];
+/** The sampler's period: what it records is the time between its ticks, this plus the delay. */
+const LOOP_RESOLUTION_MS = 10;
+
+/**
+ * kubedns_event_loop_delay_seconds (histogram) and kubedns_event_loop_delay_max_seconds (the worst
+ * delay since the previous scrape): a stalled event loop delays every query, so an operator should
+ * see it before users do. Sampled by Node's monitorEventLoopDelay (a libuv timer in C++, every
+ * 10 ms: no JavaScript on the event loop), which records the time between its ticks: the delay
+ * is that less the 10 ms period. At each scrape its samples are folded into cumulative buckets
+ * (from its percentiles) and it starts afresh.
+ */
+class EventLoopDelay {
+  private readonly h: IntervalHistogram = monitorEventLoopDelay({ resolution: LOOP_RESOLUTION_MS });
+  private readonly buckets = new Float64Array(LOOP_BUCKETS.length);
+  private count = 0;
+  private sum = 0;
+  private lastMax = 0;
+
+  constructor(r: Registry) {
+    this.h.enable();
+    registerScraped(r, 'kubedns_event_loop_delay_seconds', 'How late the event loop ran a 10 ms timer: the time a query may wait before it is even read.', 'histogram', () => {
+      this.fold();
+      const name = 'kubedns_event_loop_delay_seconds';
+      const none: Record<string, string> = {};
+      return [
+        ...LOOP_BUCKETS.map((le, i) => ({ value: this.buckets[i]!, labels: { le } as Record<string, number | string>, metricName: `${name}_bucket` })),
+        { value: this.count, labels: { le: '+Inf' } as Record<string, number | string>, metricName: `${name}_bucket` },
+        { value: this.sum, labels: none, metricName: `${name}_sum` },
+        { value: this.count, labels: none, metricName: `${name}_count` },
+      ];
+    });
+    const takeMax = () => this.takeMax();
+    new client.Gauge({
+      name: 'kubedns_event_loop_delay_max_seconds',
+      help: 'The longest event-loop delay since the previous scrape.',
+      registers: [r],
+      collect() {
+        this.set(takeMax());
+      },
+    });
+  }
+
+  /** Adds the samples since the last fold to the cumulative series, then resets the sampler. */
+  private fold(): void {
+    const h = this.h;
+    const n = h.count;
+    if (n === 0) return;
+    // percentiles: ascending (percentile → delay in ns); the share of samples at or under each bucket
+    const pct = [...h.percentiles];
+    for (let i = 0; i < LOOP_BUCKETS.length; i++) {
+      const limitNs = (LOOP_BUCKETS[i]! * 1e3 + LOOP_RESOLUTION_MS) * 1e6;
+      let share = 0;
+      for (const [p, v] of pct) if (v <= limitNs) share = p;
+      this.buckets[i]! += Math.round((n * share) / 100);
+    }
+    this.count += n;
+    const period = LOOP_RESOLUTION_MS / 1e3;
+    this.sum += Math.max(0, h.mean / 1e9 - period) * n;
+    this.lastMax = Math.max(this.lastMax, h.max / 1e9 - period, 0);
+    h.reset();
+  }
+
+  private takeMax(): number {
+    this.fold();
+    const m = this.lastMax;
+    this.lastMax = 0;
+    return m;
+  }
+
+  close(): void {
+    this.h.disable();
+  }
 }
