@@ -45,6 +45,9 @@ function fixture(n = 100) {
       const answers = Array.from({ length: n }, (_, i) => ({ name, type: 'A' as const, ttl: 30, data: `10.1.${i >> 8}.${i & 255}` }));
       return { ...base, action: 'answer', rcode: 'NOERROR', answers, dep: 'svc/default/big' };
     }
+    if (/^many\d+\.default\.svc\.cluster\.local$/.test(l) && qtype === 'A') {
+      return { ...base, action: 'answer', rcode: 'NOERROR', answers: [{ name, type: 'A', ttl: 30, data: '10.0.0.9' }], dep: `svc/default/${l.split('.')[0]}` };
+    }
     if (l === 'small.default.svc.cluster.local' && qtype === 'A') {
       return { ...base, action: 'answer', rcode: 'NOERROR', answers: [{ name, type: 'A', ttl: 30, data: smallIp }], dep: 'svc/default/small' };
     }
@@ -188,7 +191,7 @@ test('the response cache stays within --response-cache-bytes, counting the memor
   const s = await startServer({ cacheBytes: 256 * 1024 });
   t.after(s.stop);
   for (let i = 0; i < 5000; i++) {
-    const r = s.handler.handle(buildQuery({ name: `nosuch${i}.default.svc.cluster.local`, type: 'A', id: i }), 'udp');
+    const r = s.handler.handle(buildQuery({ name: `many${i}.default.svc.cluster.local`, type: 'A', id: i }), 'udp');
     assert.ok(Buffer.isBuffer(r));
   }
   const c = s.handler.cache;

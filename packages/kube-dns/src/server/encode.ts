@@ -154,3 +154,43 @@ export function fitRelayed(reply: Buffer, query: Buffer, q: ParsedQuery, limit: 
   out.writeUInt16BE(out.readUInt16BE(2) | Flag.TC, 2);
   return out;
 }
+
+/** Wire forms of SOA records (one per zone: see zoneSoa), for negative answers. */
+const soaWire = new WeakMap<RR, Buffer>();
+
+/**
+ * NXDOMAIN or NODATA: header, the question copied, the zone's SOA in authority, OPT. Built from
+ * the SOA's wire form kept once per zone, so the most common reply a cluster sends (the
+ * search-path expansions of external names, all NXDOMAIN) costs one allocation and three copies
+ * instead of a dns-packet encode. Undefined when the SOA cannot be encoded or does not fit.
+ */
+export function encodeNegative(query: Buffer, q: ParsedQuery, rcode: number, aa: boolean, soa: RR, limit: number): Buffer | undefined {
+  let rr = soaWire.get(soa);
+  if (!rr) {
+    rr = encodeRR(soa);
+    if (!rr) return undefined;
+    soaWire.set(soa, rr);
+  }
+  const qlen = q.questionEnd - 12;
+  const size = 12 + qlen + rr.length + (q.edns ? 11 : 0);
+  if (size > limit) return undefined;
+  const out = Buffer.allocUnsafe(size);
+  out.writeUInt16BE(q.id, 0);
+  out.writeUInt16BE(Flag.QR | (q.flags & (0x7800 | Flag.RD | Flag.CD)) | Flag.RA | (aa ? Flag.AA : 0) | rcode, 2);
+  out.writeUInt32BE(0x00010000, 4); // qdcount 1, ancount 0
+  out.writeUInt16BE(1, 8); // nscount
+  out.writeUInt16BE(q.edns ? 1 : 0, 10);
+  query.copy(out, 12, 12, q.questionEnd);
+  rr.copy(out, 12 + qlen);
+  if (q.edns) writeOpt(out, 12 + qlen + rr.length, q);
+  return out;
+}
+
+/** Our OPT record at `off`: root name, type OPT, our UDP size, no extended rcode, DO echoed, no options. */
+function writeOpt(out: Buffer, off: number, q: ParsedQuery): void {
+  out[off] = 0;
+  out.writeUInt16BE(TYPE_OPT, off + 1);
+  out.writeUInt16BE(OUR_UDP_SIZE, off + 3);
+  out.writeUInt32BE(q.edns?.dnssecOk ? 0x8000 : 0, off + 5);
+  out.writeUInt16BE(0, off + 9);
+}

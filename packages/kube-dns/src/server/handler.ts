@@ -7,7 +7,7 @@ import type { Transport } from '@kube-dns/dns-client';
 import { buildQuery } from '@kube-dns/dns-client';
 import type { ZoneReader } from '../records/types.js';
 import type { Resolution } from '../resolve/types.js';
-import { RCODE_BY_NAME, encodeRcode, encodeReply, fitRelayed, replyLimit } from './encode.js';
+import { RCODE_BY_NAME, encodeNegative, encodeRcode, encodeReply, fitRelayed, replyLimit } from './encode.js';
 import { ResponseCache } from './response-cache.js';
 import { CLASS_IN, RCODE, TYPE_ANY, errorReply, parseQuery, type ParsedQuery } from './wire.js';
 
@@ -102,8 +102,15 @@ export class DnsHandler {
     if (r.action === 'forward') return this.forward(query, q, transport, started, system);
     if (r.chase) return this.chase(query, q, r, transport, limit, started);
 
+    const rcode = RCODE_BY_NAME[r.rcode] ?? RCODE.SERVFAIL;
+    if (r.answers.length === 0 && r.authorities.length === 1 && r.authorities[0]!.type === 'SOA' && r.additionals.length === 0) {
+      // NXDOMAIN / NODATA: built from a template faster than a cache hit, so never cached (unique
+      // names, the bulk of a cluster's traffic, would only churn the cache)
+      const neg = encodeNegative(query, q, rcode, r.aa, r.authorities[0]!, limit);
+      if (neg) return this.done(q, neg, transport, started, system, false);
+    }
     const gen = this.opts.zone.depGeneration(r.dep);
-    const enc = encodeReply(query, q, { rcode: RCODE_BY_NAME[r.rcode] ?? RCODE.SERVFAIL, aa: r.aa, answers: r.answers, authorities: r.authorities, additionals: r.additionals }, limit);
+    const enc = encodeReply(query, q, { rcode, aa: r.aa, answers: r.answers, authorities: r.authorities, additionals: r.additionals }, limit);
     this.cache.set(key, enc.bytes, enc.nameOffsets, r.dep, gen, limit, enc.truncated); // keeps a copy of its own
     return this.done(q, enc.bytes, transport, started, system, false);
   }
