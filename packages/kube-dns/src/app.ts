@@ -120,7 +120,7 @@ export async function startKubeDns(o: KubeDnsOptions, x: StartExtras): Promise<K
   // --- DNS
   const handler = new DnsHandler({
     zone,
-    resolve: (name, qtype) => resolve(zone, name, qtype, resolveOpts),
+    resolve: (name, qtype, lname) => resolve(zone, name, qtype, resolveOpts, lname),
     forwarder,
     isSynced,
     log,

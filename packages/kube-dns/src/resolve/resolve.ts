@@ -14,31 +14,46 @@ export const MAX_CNAME_CHAIN = 8;
 
 /**
  * qname as the client wrote it (case kept for owner names; a trailing dot is tolerated; latin1,
- * one char per octet); compared case-insensitively (ASCII only). Record names in the result have no trailing dot (dns-packet style).
+ * one char per octet); compared case-insensitively (ASCII only). `lname`, when the caller already
+ * has it (the server does), is qname without the trailing dot, A-Z lower-cased. Record names in
+ * the result have no trailing dot (dns-packet style).
  */
-export function resolve(zone: Zone, qname: string, qtype: string, opts: ResolveOptions): Resolution {
+export function resolve(zone: Zone, qname: string, qtype: string, opts: ResolveOptions, lname?: string): Resolution {
   const owner = qname.endsWith('.') ? qname.slice(0, -1) : qname;
-  const lname = asciiLower(owner);
+  const lower = lname ?? asciiLower(owner);
   const type = qtype.toUpperCase();
-  if (inZone(lname, opts.zone)) {
-    const seen = new Set([lname]);
-    let depth = 0;
-    const ctx: Ctx = {
-      zone,
-      opts,
-      qtype: type,
-      owner,
-      lookupInZone(name: string): Resolution | undefined {
-        if (seen.has(name) || depth >= MAX_CNAME_CHAIN) return undefined;
-        seen.add(name);
-        depth++;
-        return resolveInZone({ ...ctx, owner: name }, name);
-      },
-    };
-    return resolveInZone(ctx, lname);
-  }
-  if (isReverseName(lname)) return resolveReverse(zone, owner, lname, type, opts);
+  if (inZone(lower, opts.zone)) return resolveInZone(new Question(zone, opts, type, owner), lower);
+  if (isReverseName(lower)) return resolveReverse(zone, owner, lower, type, opts);
   return forward(false, 'static');
+}
+
+/**
+ * One question inside the zone (the Ctx the rule modules get). A class rather than an object of
+ * closures: one allocation per question, and the CNAME-chain bookkeeping only when a chain is met.
+ */
+class Question implements Ctx {
+  private seen: Set<string> | undefined;
+  private depth = 0;
+  constructor(
+    readonly zone: Zone,
+    readonly opts: ResolveOptions,
+    readonly qtype: string,
+    readonly owner: string,
+  ) {}
+
+  lookupInZone(name: string): Resolution | undefined {
+    this.seen ??= new Set([asciiLower(this.owner)]);
+    if (this.seen.has(name) || this.depth >= MAX_CNAME_CHAIN) return undefined;
+    this.seen.add(name);
+    this.depth++;
+    // the chained name's records are owned by that name
+    const sub = new Question(this.zone, this.opts, this.qtype, name);
+    sub.seen = this.seen;
+    sub.depth = this.depth;
+    const r = resolveInZone(sub, name);
+    this.depth = sub.depth;
+    return r;
+  }
 }
 
 function inZone(lname: string, z: string): boolean {

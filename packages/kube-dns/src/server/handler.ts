@@ -34,8 +34,8 @@ export interface Forwarding {
 
 export interface HandlerOptions {
   zone: ZoneReader;
-  /** (name as asked, qtype name) → resolution against the current zone. */
-  resolve: (name: string, qtype: string) => Resolution;
+  /** (name as asked, qtype name, the name A-Z lower-cased) → resolution against the current zone. */
+  resolve: (name: string, qtype: string, lname: string) => Resolution;
   forwarder: Forwarding;
   isSynced: () => boolean;
   log: Logger;
@@ -66,7 +66,7 @@ export class DnsHandler {
       this.opts.log.debug({ reason: parsed.reason, transport }, 'malformed query');
       return errorReply(query, parsed.id, parsed.opcode !== undefined && parsed.opcode !== 0 ? RCODE.NOTIMP : RCODE.FORMERR);
     }
-    const q = parsed.query;
+    const q: ParsedQuery = parsed;
     try {
       const reply = this.answer(query, q, transport, started);
       return reply;
@@ -93,7 +93,7 @@ export class DnsHandler {
 
     if (q.qclass !== CLASS_IN) return this.done(q, encodeRcode(query, q, RCODE.REFUSED), transport, started, 'auth', false);
     const qtype = qtypeName(q.qtype);
-    const r = this.opts.resolve(q.name, qtype);
+    const r = this.opts.resolve(q.name, qtype, q.lname);
     const system = r.cluster && (q.lname.endsWith('.arpa') || q.lname === 'arpa') ? 'reverse' : r.cluster ? 'auth' : 'recursive';
     if (r.cluster && !this.opts.isSynced()) {
       // before the first list of Services and EndpointSlices a negative answer would be a lie

@@ -40,9 +40,12 @@ export class UdpListener {
     const r = this.handler.handle(msg, 'udp');
     if (r === undefined) return;
     if (Buffer.isBuffer(r)) {
-      // the hot path: no promise, one shared callback
+      // the hot path: no promise and no callback. Without a callback Node sends synchronously
+      // when the socket can take the datagram (uv_udp_try_send) and schedules nothing; with one
+      // it queues a tick per reply just to report success. A failed send of a UDP reply is the
+      // same, to the client, as a reply lost on the way: it retries.
       try {
-        this.socket?.send(r, port, address, this.onSent);
+        this.socket?.send(r, port, address);
       } catch {
         /* socket closed meanwhile */
       }
@@ -56,10 +59,6 @@ export class UdpListener {
       if (--this.inflight === 0 && this.drained) this.drained();
     });
   }
-
-  private readonly onSent = (err: Error | null) => {
-    if (err) this.log.debug({ err: err.message }, 'UDP send failed');
-  };
 
   /** Resolves once the datagram left (closing the socket earlier would drop it). */
   private send(reply: Buffer, address: string, port: number): Promise<void> {

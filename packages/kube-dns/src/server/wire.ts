@@ -44,6 +44,7 @@ export interface ParsedQuery {
 
 /** A parsed query; the dotted name is only built when something asks for it (a cache miss). */
 class Query implements ParsedQuery {
+  readonly ok = true as const;
   private _name: string | undefined;
   private _lname: string | undefined;
   edns?: { udpSize: number; version: number; dnssecOk: boolean };
@@ -79,7 +80,8 @@ class Query implements ParsedQuery {
 }
 
 export type ParseResult =
-  | { ok: true; query: ParsedQuery }
+  /** The query itself (no wrapper object: this runs for every packet). */
+  | (ParsedQuery & { ok: true })
   /** id is undefined when the message is too short to answer at all. */
   | { ok: false; id: number | undefined; reason: string; opcode?: number; flags?: number };
 
@@ -138,7 +140,7 @@ export function parseQuery(buf: Buffer): ParseResult {
       p = nameEnd + 10 + rdlen;
     }
   }
-  return { ok: true, query };
+  return query;
 }
 
 function skipName(buf: Buffer, off: number): number {
