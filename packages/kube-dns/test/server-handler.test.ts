@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import * as dnsPacket from 'dns-packet';
 import { silentLogger } from '@kube-dns/config';
-import { buildQuery, datas, query } from '@kube-dns/dns-client';
+import { buildQuery, datas, exchange, query } from '@kube-dns/dns-client';
 import { startTestDnsServer } from '@kube-dns/testkit';
 import { DnsHandler } from '../src/server/handler.js';
 import { TcpListener } from '../src/server/tcp.js';
@@ -240,6 +240,21 @@ test('ANY is REFUSED; a non-IN class is REFUSED; an unknown opcode is NOTIMP; ED
   const opt = bv.additionals?.find((a) => a.type === 'OPT') as { extendedRcode?: number } | undefined;
   assert.ok(opt);
   assert.equal(opt.extendedRcode, 1, 'BADVERS is extended rcode 16 = 1<<4');
+  // and on the wire: header rcode 0 (16 & 0xf), no answer, the question echoed, our OPT version 0
+  const wire = await exchange(s.server, v1, 'udp', 2000);
+  assert.equal(wire.readUInt16BE(0), v1.readUInt16BE(0));
+  assert.equal(wire.readUInt16BE(2) & 0xf, 0);
+  assert.equal(wire.readUInt16BE(6), 0, 'no answer records');
+  const decoded = dnsPacket.decode(wire);
+  assert.equal(decoded.questions?.[0]?.name, 'small.default.svc.cluster.local');
+  const wopt = decoded.additionals?.find((a) => a.type === 'OPT') as { extendedRcode?: number; ednsVersion?: number; udpPayloadSize?: number } | undefined;
+  assert.equal(wopt?.extendedRcode, 1);
+  assert.equal(wopt?.ednsVersion, 0, 'we answer with the version we speak');
+  assert.equal(wopt?.udpPayloadSize, 1232);
+  // a BADVERS reply is never cached as the answer to a version-0 query
+  const v0 = await query(s.server, { name: 'small.default.svc.cluster.local', type: 'A', ednsUdpSize: 1232 });
+  assert.equal(v0.packet.rcode, 'NOERROR');
+  assert.deepEqual(datas(v0.packet.answers), ['10.0.0.1']);
 });
 
 test('malformed and hostile packets get FORMERR or nothing, never a crash', async (t) => {

@@ -33,8 +33,8 @@ export interface KubeDnsMetricsOptions {
 
 export class KubeDnsMetrics implements QueryObserver {
   readonly registry = new Registry();
-  /** (qtype label index << 8 | rcode << 2 | transport) → queries */
-  private readonly requests = new Map<number, number>();
+  /** index (qtype label index << 7 | rcode << 1 | transport) → queries: one array add per query */
+  private readonly requests = new Float64Array(QTYPE_LABELS.length << 7);
   /** index: transport * 3 + system */
   private readonly duration = Array.from({ length: 6 }, () => new FastHistogram(DURATION_BUCKETS));
   /** index: system */
@@ -56,7 +56,7 @@ export class KubeDnsMetrics implements QueryObserver {
     client.collectDefaultMetrics({ register: r });
     const sky = `${opts.skydnsNamespace ?? 'skydns'}_${opts.skydnsSubsystem ?? 'skydns'}_dns`;
     registerScraped(r, 'kubedns_dns_requests_total', 'DNS queries answered, by query type, response code and transport.', 'counter', () =>
-      [...this.requests].map(([k, value]) => ({ value, labels: { qtype: QTYPE_LABELS[k >> 8]!, rcode: rcodeName((k >> 2) & 0x3f), transport: k & 1 ? 'tcp' : 'udp' } })),
+      [...this.requests].flatMap((value, k) => (value ? [{ value, labels: { qtype: QTYPE_LABELS[k >> 7]!, rcode: rcodeName((k >> 1) & 0x3f), transport: k & 1 ? 'tcp' : 'udp' } }] : [])),
     );
     registerScraped(r, 'kubedns_dns_request_duration_seconds', 'Time from a query arriving to its reply being handed to the socket.', 'histogram', () =>
       this.duration.flatMap((h, i) => (h.count ? h.values('kubedns_dns_request_duration_seconds', { transport: TRANSPORTS[i / 3 | 0]!, system: SYSTEMS[i % 3]! }) : [])),
@@ -90,8 +90,7 @@ export class KubeDnsMetrics implements QueryObserver {
   /** The hot path: numbers added in place, nothing allocated. */
   observe(qtype: number, rcode: number, transport: Transport, system: System, seconds: number, size: number, cacheHit: boolean): void {
     const t = transport === 'udp' ? 0 : 1;
-    const k = (QTYPE_INDEX[qtype & 0xffff]! << 8) | ((rcode & 0x3f) << 2) | t;
-    this.requests.set(k, (this.requests.get(k) ?? 0) + 1);
+    this.requests[(QTYPE_INDEX[qtype & 0xffff]! << 7) | ((rcode & 0x3f) << 1) | t]!++;
     const sys = system === 'auth' ? 0 : system === 'recursive' ? 1 : 2;
     this.duration[t * 3 + sys]!.observe(seconds);
     this.skyRequests[sys]!++;
