@@ -2,9 +2,16 @@
 // EDNS0 OPT record. No allocation beyond the lower-cased name; no dns-packet decode.
 //
 // Names stay bytes: a name is handled as a latin1 string (one char per octet, so any octet
-// round-trips) and only A-Z are folded for lookups (asciiLower). Replies never re-encode the
-// question name: they copy its bytes and point to them (encode.ts).
-import { asciiLower } from '../records/names.js';
+// round-trips) and only A-Z are folded for lookups (RFC 4343; toLowerCase would also fold latin1
+// letters). Replies never re-encode the question name: they copy its bytes and point to them
+// (encode.ts).
+
+declare global {
+  interface Buffer {
+    /** Node's own latin1 decoder (what toString('latin1') ends in), without the argument checks. */
+    latin1Slice(start: number, end: number): string;
+  }
+}
 
 export const enum Flag {
   QR = 0x8000,
@@ -25,12 +32,15 @@ export interface ParsedQuery {
   id: number;
   flags: number;
   opcode: number;
-  /** The question name as sent (case preserved; latin1: one char per octet), without trailing dot; '' for the root. Decoded on first use. */
+  /** The question name as sent (case preserved; latin1: one char per octet), without trailing dot; '' for the root. */
   readonly name: string;
-  /** The name with A-Z lower-cased (nothing else): the lookup key. Decoded on first use. */
+  /** The name with A-Z lower-cased (nothing else): the lookup key. */
   readonly lname: string;
-  /** The question name's wire bytes, A-Z lower-cased, as a latin1 string: the cache key (no decoding needed). */
-  wireKey: string;
+  /**
+   * The cache key of the name: lname itself. Labels cannot contain a dot (refused at parse), so
+   * the dotted form stands for the wire form one to one.
+   */
+  readonly wireKey: string;
   qtype: number;
   qclass: number;
   /** Offset and length of the question's name in the query bytes (for copying into cached replies). */
@@ -42,18 +52,16 @@ export interface ParsedQuery {
   edns?: { udpSize: number; version: number; dnssecOk: boolean };
 }
 
-/** A parsed query; the dotted name is only built when something asks for it (a cache miss). */
+/** A parsed query. */
 class Query implements ParsedQuery {
   readonly ok = true as const;
-  private _name: string | undefined;
-  private _lname: string | undefined;
   edns?: { udpSize: number; version: number; dnssecOk: boolean };
   constructor(
-    private readonly buf: Buffer,
     public id: number,
     public flags: number,
     public opcode: number,
-    public wireKey: string,
+    public readonly name: string,
+    public readonly lname: string,
     public qtype: number,
     public qclass: number,
     public nameOffset: number,
@@ -61,23 +69,19 @@ class Query implements ParsedQuery {
     public questionEnd: number,
   ) {}
 
-  get name(): string {
-    if (this._name === undefined) {
-      const labels: string[] = [];
-      let off = this.nameOffset;
-      for (let len = this.buf[off]!; len !== 0; len = this.buf[off]!) {
-        labels.push(this.buf.toString('latin1', off + 1, off + 1 + len));
-        off += 1 + len;
-      }
-      this._name = labels.join('.');
-    }
-    return this._name;
-  }
-
-  get lname(): string {
-    return (this._lname ??= asciiLower(this.name));
+  get wireKey(): string {
+    return this.lname;
   }
 }
+
+/**
+ * Scratch space for the two spellings of the question name, filled in the same pass that checks
+ * its labels: the name with dots for length octets, and the same with A-Z folded. One string each
+ * (one only when the name has no capital, which is most of them); no per-label slices, arrays,
+ * join or regular expression. Reused by every parse (synchronous, so never shared).
+ */
+const DOTTED = Buffer.allocUnsafeSlow(256);
+const LOWER = Buffer.allocUnsafeSlow(256);
 
 export type ParseResult =
   /** The query itself (no wrapper object: this runs for every packet). */
@@ -99,7 +103,8 @@ export function parseQuery(buf: Buffer): ParseResult {
   if (qdcount !== 1) return { ok: false, id, reason: `${qdcount} questions`, opcode, flags };
   // walk the name: labels only (no compression pointer is valid in a question we parse first)
   let off = 12;
-  let total = 0;
+  let n = 0; // length of the dotted name in DOTTED / LOWER
+  let upper = false;
   for (;;) {
     if (off >= buf.length) return { ok: false, id, reason: 'question name runs past the end', opcode, flags };
     const len = buf[off]!;
@@ -109,11 +114,20 @@ export function parseQuery(buf: Buffer): ParseResult {
     }
     if (len > 63) return { ok: false, id, reason: 'bad label length or compression in question', opcode, flags };
     if (off + 1 + len > buf.length) return { ok: false, id, reason: 'question label runs past the end', opcode, flags };
-    total += len + 1;
-    if (total > 254) return { ok: false, id, reason: 'question name longer than 255 octets', opcode, flags };
-    // a dot inside a label cannot be told apart from a label boundary in our dotted names
+    if (n + len + 1 > 254) return { ok: false, id, reason: 'question name longer than 255 octets', opcode, flags };
+    if (n > 0) {
+      DOTTED[n] = 0x2e;
+      LOWER[n++] = 0x2e;
+    }
     for (let i = off + 1; i <= off + len; i++) {
-      if (buf[i] === 0x2e) return { ok: false, id, reason: 'a label contains a dot', opcode, flags };
+      const b = buf[i]!;
+      // a dot inside a label cannot be told apart from a label boundary in our dotted names
+      if (b === 0x2e) return { ok: false, id, reason: 'a label contains a dot', opcode, flags };
+      DOTTED[n] = b;
+      if (b >= 0x41 && b <= 0x5a) {
+        LOWER[n++] = b | 0x20;
+        upper = true;
+      } else LOWER[n++] = b;
     }
     off += 1 + len;
   }
@@ -121,7 +135,8 @@ export function parseQuery(buf: Buffer): ParseResult {
   const qtype = buf.readUInt16BE(off);
   const qclass = buf.readUInt16BE(off + 2);
   const questionEnd = off + 4;
-  const query = new Query(buf, id, flags, opcode, asciiLower(buf.toString('latin1', 12, off)), qtype, qclass, 12, off - 12, questionEnd);
+  const name = DOTTED.latin1Slice(0, n);
+  const query = new Query(id, flags, opcode, name, upper ? LOWER.latin1Slice(0, n) : name, qtype, qclass, 12, off - 12, questionEnd);
   // EDNS0: look for the OPT record among the additional records (skipping any answer/authority RRs).
   if (arcount > 0) {
     let p = questionEnd;
