@@ -87,8 +87,7 @@ export class DnsHandler {
     if (q.qtype === TYPE_ANY) return this.done(q, encodeRcode(query, q, RCODE.REFUSED), transport, started, 'auth', false);
 
     const limit = replyLimit(q, transport);
-    const key = ResponseCache.key(q, limit);
-    const hit = this.cache.get(key, query, q, limit);
+    const hit = this.cache.get(query, q, limit);
     if (hit) return this.done(q, hit, transport, started, 'auth', true);
 
     if (q.qclass !== CLASS_IN) return this.done(q, encodeRcode(query, q, RCODE.REFUSED), transport, started, 'auth', false);
@@ -111,7 +110,7 @@ export class DnsHandler {
     }
     const gen = this.opts.zone.depGeneration(r.dep);
     const enc = encodeReply(query, q, { rcode, aa: r.aa, answers: r.answers, authorities: r.authorities, additionals: r.additionals }, limit);
-    this.cache.set(key, enc.bytes, enc.nameOffsets, r.dep, gen, limit, enc.truncated); // keeps a copy of its own
+    this.cache.set(q, limit, enc.bytes, enc.nameOffsets, r.dep, gen, enc.truncated); // keeps a copy of its own
     return this.done(q, enc.bytes, transport, started, system, false);
   }
 

@@ -1,5 +1,7 @@
 // Encoded replies keyed by (lower-cased name, type, class, EDNS/DO, transport class). A hit costs
-// a buffer copy and a few writes: the query's ID, RD/CD bits and its spelling of the name. Entries
+// a buffer copy and a few writes: the query's ID, RD/CD bits and its spelling of the name.
+// The map is keyed by the name alone (the string the parser made anyway: no key to build and
+// hash per query); the replies for its types and variants hang off it in a short chain. Entries
 // remember the zone dependency and its generation; a zone change to that dependency makes them
 // miss (docs/hot-path.md).
 //
@@ -16,6 +18,11 @@ import type { ParsedQuery } from './wire.js';
 import { Flag } from './wire.js';
 
 interface Entry {
+  /** What besides the name the entry answers: qtype, and variant (see variant()). */
+  qtype: number;
+  variant: number;
+  /** The next entry for the same name (another type or variant). */
+  next: Entry | undefined;
   bytes: Buffer;
   nameOffsets: number[];
   dep: string;
@@ -32,6 +39,7 @@ const ENTRY_OVERHEAD = 320;
 export class ResponseCache {
   private readonly map = new Map<string, Entry>();
   private bytesUsed = 0;
+  private count = 0;
   hits = 0;
   misses = 0;
 
@@ -41,8 +49,9 @@ export class ResponseCache {
     private readonly maxBytes = 16 * 1024 * 1024,
   ) {}
 
+  /** Entries (replies) held. */
   get size(): number {
-    return this.map.size;
+    return this.count;
   }
 
   /** What the entries cost, as counted against maxBytes. */
@@ -50,15 +59,22 @@ export class ResponseCache {
     return this.bytesUsed;
   }
 
-  static key(q: ParsedQuery, limit: number): string {
-    return `${q.wireKey}|${q.qtype}|${q.qclass}|${q.edns ? (q.edns.dnssecOk ? 2 : 1) : 0}|${limit > 0xffff - 1 ? 't' : 'u'}`;
+  /** qclass, EDNS present / DO, UDP or TCP: one number. */
+  private static variant(q: ParsedQuery, limit: number): number {
+    return (q.qclass << 3) | ((q.edns ? (q.edns.dnssecOk ? 2 : 1) : 0) << 1) | (limit > 0xfffe ? 1 : 0);
+  }
+
+  private find(q: ParsedQuery, variant: number): Entry | undefined {
+    let e = this.map.get(q.wireKey);
+    while (e && (e.qtype !== q.qtype || e.variant !== variant)) e = e.next;
+    return e;
   }
 
   /** A ready-to-send reply for this query, or undefined. */
-  get(key: string, query: Buffer, q: ParsedQuery, limit: number): Buffer | undefined {
-    const e = this.map.get(key);
+  get(query: Buffer, q: ParsedQuery, limit: number): Buffer | undefined {
+    const e = this.find(q, ResponseCache.variant(q, limit));
     if (!e || this.zone.depGeneration(e.dep) !== e.gen) {
-      if (e) this.remove(key, e);
+      if (e) this.unlink(q.wireKey, e);
       this.misses++;
       return undefined;
     }
@@ -77,38 +93,56 @@ export class ResponseCache {
   }
 
   /** `gen`: the dependency's generation read in the same tick as the resolution (the zone changes only between ticks). */
-  set(key: string, bytes: Buffer, nameOffsets: number[], dep: string, gen: number, limit: number, truncated: boolean): void {
+  set(q: ParsedQuery, limit: number, bytes: Buffer, nameOffsets: number[], dep: string, gen: number, truncated: boolean): void {
     if (this.maxEntries <= 0 || this.maxBytes <= 0) return; // disabled
+    const key = q.wireKey;
     const cost = bytes.length + key.length + dep.length + ENTRY_OVERHEAD;
     if (cost > this.maxBytes >> 4) return; // one huge reply (a big TCP answer) must not flush the rest
-    const old = this.map.get(key);
-    if (old) this.remove(key, old);
-    if (this.map.size >= this.maxEntries || this.bytesUsed + cost > this.maxBytes) this.evict(cost);
+    const variant = ResponseCache.variant(q, limit);
+    const old = this.find(q, variant);
+    if (old) this.unlink(key, old);
+    if (this.count >= this.maxEntries || this.bytesUsed + cost > this.maxBytes) this.evict(cost);
     // memory of its own: never a slice of the shared pool (see above)
     const own = Buffer.allocUnsafeSlow(bytes.length);
     bytes.copy(own);
-    this.map.set(key, { bytes: own, nameOffsets, dep, gen, limit, truncated, cost });
+    this.map.set(key, { qtype: q.qtype, variant, next: this.map.get(key), bytes: own, nameOffsets, dep, gen, limit, truncated, cost });
+    this.count++;
     this.bytesUsed += cost;
   }
 
   clear(): void {
     this.map.clear();
+    this.count = 0;
     this.bytesUsed = 0;
   }
 
-  private remove(key: string, e: Entry): void {
-    this.map.delete(key);
+  /** Takes one entry out of its name's chain. */
+  private unlink(key: string, e: Entry): void {
+    const head = this.map.get(key);
+    if (head === e) {
+      if (e.next) this.map.set(key, e.next);
+      else this.map.delete(key);
+    } else {
+      let p = head;
+      while (p && p.next !== e) p = p.next;
+      if (p) p.next = e.next;
+    }
+    this.count--;
     this.bytesUsed -= e.cost;
   }
 
-  /** Drops the oldest eighth (amortised O(1); stale entries tend to be old), then more if bytes demand. */
+  /** Drops the oldest names (an eighth of the entries at once: amortised O(1); stale entries tend to be old), then more if bytes demand. */
   private evict(incoming: number): void {
     let n = Math.max(1, this.maxEntries >> 3);
     const byteTarget = this.maxBytes - Math.max(incoming, this.maxBytes >> 3);
-    for (const [k, e] of this.map) {
+    for (const [k, head] of this.map) {
       if (n <= 0 && this.bytesUsed <= byteTarget) break;
-      this.remove(k, e);
-      n--;
+      this.map.delete(k);
+      for (let e: Entry | undefined = head; e; e = e.next) {
+        this.count--;
+        this.bytesUsed -= e.cost;
+        n--;
+      }
     }
   }
 
@@ -116,10 +150,12 @@ export class ResponseCache {
   retainedBytes(): number {
     const seen = new Set<ArrayBufferLike>();
     let n = 0;
-    for (const e of this.map.values()) {
-      if (seen.has(e.bytes.buffer)) continue;
-      seen.add(e.bytes.buffer);
-      n += e.bytes.buffer.byteLength;
+    for (const head of this.map.values()) {
+      for (let e: Entry | undefined = head; e; e = e.next) {
+        if (seen.has(e.bytes.buffer)) continue;
+        seen.add(e.bytes.buffer);
+        n += e.bytes.buffer.byteLength;
+      }
     }
     return n;
   }
