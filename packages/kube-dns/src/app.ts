@@ -7,6 +7,7 @@ import { chooseUpstreams } from './forward/upstreams.js';
 import { Forwarder } from './forward/forwarder.js';
 import { KubeDnsMetrics } from './http/metrics.js';
 import { createHttpApp, listenHttp } from './http/server.js';
+import { dumpJson } from './records/dump.js';
 import { loadKubeConfig } from './kube/kubeconfig.js';
 import { KubeSync } from './kube/sync.js';
 import { Zone } from './records/zone.js';
@@ -154,7 +155,7 @@ export async function startKubeDns(o: KubeDnsOptions, x: StartExtras): Promise<K
   const app = createHttpApp({
     isSynced,
     notReadyReason: () => `waiting for the first list of Services and EndpointSlices (${Math.round((Date.now() - syncStarted) / 1000)} s so far)`,
-    dump: () => zone.dump(o.domain),
+    dump: () => dumpJson(zone, resolveOpts),
     registry: metrics.registry,
     version: VERSION,
   });
