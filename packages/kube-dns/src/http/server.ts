@@ -52,9 +52,9 @@ const WRITE_BYTES = 64 * 1024;
 
 /**
  * Writes a large body taken from `pieces` without holding the event loop: it takes pieces for at
- * most SLICE_MS, writes them, then yields with setImmediate (UDP/TCP reads run in between) and
- * waits for 'drain' when the socket buffer is full, so a slow reader costs memory of one buffer,
- * not of the whole body. Stops when the client goes away.
+ * most SLICE_MS, writes them, waits for 'drain' when the socket buffer is full (a slow reader costs
+ * one buffer of memory, not the whole body), then yields with setImmediate so that UDP/TCP reads
+ * run in between. Stops when the client goes away.
  */
 async function streamPieces(pieces: Iterable<string>, res: Writable): Promise<void> {
   let gone = false;
@@ -82,8 +82,7 @@ async function streamPieces(pieces: Iterable<string>, res: Writable): Promise<vo
         res.end();
         return;
       }
-      if (more) await new Promise((r) => setImmediate(r));
-      else {
+      if (!more) {
         await new Promise<void>((r) => {
           const go = (): void => {
             res.off('drain', go);
@@ -94,6 +93,9 @@ async function streamPieces(pieces: Iterable<string>, res: Writable): Promise<vo
           res.on('close', go);
         });
       }
+      // Always through setImmediate: 'drain' can fire from a nextTick right after a write that
+      // the kernel took at once, and chaining on it would never give the poll phase (DNS) a turn.
+      await new Promise((r) => setImmediate(r));
     }
   } finally {
     it.return?.();
