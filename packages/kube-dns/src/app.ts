@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import { ConfigDirSource, defaultConfig, type KubeDnsConfig, type Logger, type Nameserver, parseResolvConf } from '@kube-dns/config';
 import { chooseUpstreams } from './forward/upstreams.js';
 import { Forwarder } from './forward/forwarder.js';
+import { registerForwardCapMetrics } from './forward/metrics.js';
 import { KubeDnsMetrics } from './http/metrics.js';
 import { createHttpApp, listenHttp } from './http/server.js';
 import { loadKubeConfig } from './kube/kubeconfig.js';
@@ -63,6 +64,7 @@ export async function startKubeDns(o: KubeDnsOptions, x: StartExtras): Promise<K
     log,
     timeoutMs: x.forwardTimeoutMs ?? 2000,
     clusterZone: o.domain,
+    maxConcurrent: o.maxConcurrentForwards,
     resolveClusterName: (name) => {
       const r = resolve(zone, name, 'A', resolveOpts);
       const a = r.answers.find((rr: { type: string }) => rr.type === 'A');
@@ -86,6 +88,8 @@ export async function startKubeDns(o: KubeDnsOptions, x: StartExtras): Promise<K
       synced: isSynced,
     },
   );
+
+  registerForwardCapMetrics(metrics.registry, forwarder);
 
   // --- config: ConfigMap directory, or the static --nameservers
   let config = defaultConfig();

@@ -24,6 +24,9 @@ export const FLAGS: FlagSpecs = {
   ttl: { type: 'int', default: 30, help: 'TTL of the records, in seconds (also the SOA minimum for negative caching)' },
   'response-cache-entries': { type: 'int', default: 20_000, help: 'encoded replies kept for repeated questions (0 disables the cache)' },
   pods: { type: 'string', default: 'insecure', help: 'pod records: insecure (any a-b-c-d.<ns>.pod name), verified (only existing pods; watches Pods), disabled' },
+  // --- reliability (issue 15)
+  'max-concurrent-forwards': { type: 'int', default: 1000, help: 'forwards in flight at most (as CoreDNS forward max_concurrent); beyond it SERVFAIL at once' },
+  lameduck: { type: 'duration', default: 5000, help: 'after SIGTERM: fail /readiness but keep answering this long, then exit (a rolling update loses no query)' },
   ...KLOG_COMPAT_FLAGS,
 };
 
@@ -46,6 +49,8 @@ export interface KubeDnsOptions {
   pods: PodMode;
   version?: string;
   help: boolean;
+  maxConcurrentForwards: number;
+  lameduckMs: number;
 }
 
 function port(name: string, v: number, allowZero = false): number {
@@ -90,7 +95,15 @@ export function parseOptions(argv: readonly string[]): KubeDnsOptions {
   if (isIP(bind) === 0) throw new FlagError(`--dns-bind-address=${bind}: not an IP address`);
   const hbind = String(v['healthz-bind-address']);
   if (isIP(hbind) === 0) throw new FlagError(`--healthz-bind-address=${hbind}: not an IP address`);
+  const maxConcurrentForwards = Number(v['max-concurrent-forwards']);
+  if (!Number.isInteger(maxConcurrentForwards) || maxConcurrentForwards < 1) {
+    throw new FlagError(`--max-concurrent-forwards=${maxConcurrentForwards}: must be 1 or more`);
+  }
+  const lameduckMs = Number(v.lameduck);
+  if (!(lameduckMs >= 0)) throw new FlagError(`--lameduck=${String(v.lameduck)}: must be 0 or more`);
   return {
+    maxConcurrentForwards,
+    lameduckMs,
     domain: domainRaw,
     dnsBindAddress: bind,
     dnsPort: port('dns-port', Number(v['dns-port']), true),
