@@ -9,7 +9,7 @@ import { registerForwardCapMetrics } from './forward/metrics.js';
 import { KubeDnsMetrics } from './http/metrics.js';
 import { createHttpApp, listenHttp } from './http/server.js';
 import { loadKubeConfig } from './kube/kubeconfig.js';
-import { KubeSync } from './kube/sync.js';
+import { KubeSync, type KubeSyncOptions } from './kube/sync.js';
 import { Zone } from './records/zone.js';
 import { resolve } from './resolve/resolve.js';
 import type { ResolveOptions } from './resolve/types.js';
@@ -43,6 +43,8 @@ export interface StartExtras {
   forwardTimeoutMs?: number;
   skydnsNamespace?: string;
   skydnsSubsystem?: string;
+  /** Retry schedule and watch bounds of the API sync (tests shorten them). */
+  kubeSync?: Pick<KubeSyncOptions, 'backoff' | 'watchIdleMs' | 'maxRetryAfterMs'>;
 }
 
 function readResolvConf(path: string, log: Logger): Nameserver[] {
@@ -167,7 +169,7 @@ export async function startKubeDns(o: KubeDnsOptions, x: StartExtras): Promise<K
 
   // --- list/watch
   const kc = loadKubeConfig({ kubecfgFile: o.kubecfgFile || undefined, masterUrl: o.kubeMasterUrl || undefined });
-  sync = new KubeSync({ kc, zone, watchPods: o.pods === 'verified', log });
+  sync = new KubeSync({ kc, zone, watchPods: o.pods === 'verified', log, ...x.kubeSync });
   syncStarted = Date.now();
   sync.once('synced', () => log.info({ ms: Date.now() - syncStarted, ...zone.stats() }, 'initial sync with the API server done: ready'));
   const syncWarn = setInterval(() => {
