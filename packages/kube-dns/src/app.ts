@@ -29,6 +29,13 @@ export interface KubeDnsInstance {
   metrics: KubeDnsMetrics;
   /** The config in force (ConfigMap or defaults). */
   config(): KubeDnsConfig;
+  /**
+   * SIGTERM's first step: /readiness turns 503 (the endpoints controller takes this replica out
+   * of the Service) while DNS keeps answering everything that still arrives; stop() follows
+   * after the lameduck period.
+   */
+  enterLameduck(): void;
+  readonly inLameduck: boolean;
   /** Stops taking queries, answers those in flight, stops everything. */
   stop(): Promise<void>;
 }
@@ -157,9 +164,13 @@ export async function startKubeDns(o: KubeDnsOptions, x: StartExtras): Promise<K
 
   // --- HTTP
   let syncStarted = 0;
+  let lameduck = false;
   const app = createHttpApp({
-    isSynced,
-    notReadyReason: () => `waiting for the first list of Services and EndpointSlices (${Math.round((Date.now() - syncStarted) / 1000)} s so far)`,
+    isSynced: () => !lameduck && isSynced(),
+    notReadyReason: () =>
+      lameduck
+        ? 'shutting down (lameduck): still answering, but take this replica out of the Service'
+        : `waiting for the first list of Services and EndpointSlices (${Math.round((Date.now() - syncStarted) / 1000)} s so far)`,
     dump: () => zone.dump(o.domain),
     registry: metrics.registry,
     version: VERSION,
@@ -192,6 +203,12 @@ export async function startKubeDns(o: KubeDnsOptions, x: StartExtras): Promise<K
     handler,
     metrics,
     config: () => config,
+    enterLameduck: () => {
+      lameduck = true;
+    },
+    get inLameduck() {
+      return lameduck;
+    },
     stop: async () => {
       clearInterval(syncWarn);
       await Promise.all([udp.close(), tcp.close()]);
