@@ -49,8 +49,21 @@ async function main(argv: string[]): Promise<void> {
     log.info({ code }, 'exiting');
     process.exit(code);
   };
-  process.on('SIGTERM', () => void shutdown(0, 'SIGTERM'));
-  process.on('SIGINT', () => void shutdown(0, 'SIGINT'));
+  // SIGTERM: dnsmasq keeps answering for -lameduck while kube-dns (same pod) fails its readiness
+  // and the Service moves clients away; then it stops. A second signal cuts the wait short.
+  let lameduck: NodeJS.Timeout | undefined;
+  const onSignal = (signal: string) => {
+    if (exiting) return;
+    if (lameduck || options.lameduckMs === 0) {
+      clearTimeout(lameduck);
+      void shutdown(0, signal);
+      return;
+    }
+    log.info({ signal, lameduckMs: options.lameduckMs }, 'lameduck: dnsmasq keeps answering until the period ends, then stops');
+    lameduck = setTimeout(() => void shutdown(0, signal), options.lameduckMs);
+  };
+  process.on('SIGTERM', () => onSignal('SIGTERM'));
+  process.on('SIGINT', () => onSignal('SIGINT'));
   nanny.on('fatal', (e) => {
     log.fatal(e.message);
     void shutdown(255, 'dnsmasq keeps failing');

@@ -26,6 +26,9 @@ export const FLAGS: FlagSpecs = {
   'response-cache-bytes': { type: 'int', default: 16 * 1024 * 1024, help: 'memory the response cache may use, in bytes (replies, keys and bookkeeping; 0 disables the cache)' },
   wildcards: { type: 'bool', default: false, help: 'answer the legacy `*` wildcard names (*.<ns>.svc, <svc>.*.svc, *._tcp...); off as in CoreDNS. On, a wildcard visits at most 256 services and answers at most 64 records' },
   pods: { type: 'string', default: 'insecure', help: 'pod records: insecure (any a-b-c-d.<ns>.pod name), verified (only existing pods; watches Pods), disabled' },
+  // --- reliability (issue 15)
+  'max-concurrent-forwards': { type: 'int', default: 1000, help: 'forwards in flight at most (as CoreDNS forward max_concurrent); beyond it SERVFAIL at once' },
+  lameduck: { type: 'duration', default: 5000, help: 'after SIGTERM: fail /readiness but keep answering this long, then exit (a rolling update loses no query)' },
   ...KLOG_COMPAT_FLAGS,
 };
 
@@ -50,6 +53,8 @@ export interface KubeDnsOptions {
   pods: PodMode;
   version?: string;
   help: boolean;
+  maxConcurrentForwards: number;
+  lameduckMs: number;
 }
 
 function port(name: string, v: number, allowZero = false): number {
@@ -94,7 +99,15 @@ export function parseOptions(argv: readonly string[]): KubeDnsOptions {
   if (isIP(bind) === 0) throw new FlagError(`--dns-bind-address=${bind}: not an IP address`);
   const hbind = String(v['healthz-bind-address']);
   if (isIP(hbind) === 0) throw new FlagError(`--healthz-bind-address=${hbind}: not an IP address`);
+  const maxConcurrentForwards = Number(v['max-concurrent-forwards']);
+  if (!Number.isInteger(maxConcurrentForwards) || maxConcurrentForwards < 1) {
+    throw new FlagError(`--max-concurrent-forwards=${maxConcurrentForwards}: must be 1 or more`);
+  }
+  const lameduckMs = Number(v.lameduck);
+  if (!(lameduckMs >= 0)) throw new FlagError(`--lameduck=${String(v.lameduck)}: must be 0 or more`);
   return {
+    maxConcurrentForwards,
+    lameduckMs,
     domain: domainRaw,
     dnsBindAddress: bind,
     dnsPort: port('dns-port', Number(v['dns-port']), true),
