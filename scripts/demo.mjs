@@ -69,17 +69,19 @@ function start(name, bin, argv, env = {}) {
   return p;
 }
 let stopping = false;
+// the downward API's variables: Events (bad ConfigMap edits, dnsmasq restarts) go to the demo cluster
+const podEnv = { POD_NAME: 'kube-dns-demo', POD_NAMESPACE: 'kube-system', POD_UID: 'demo-pod-uid', NODE_NAME: 'demo-node' };
 start('kubedns', 'kube-dns', [
   '--domain=cluster.local.', `--dns-port=${ports.kubedns}`, '--dns-bind-address=127.0.0.1', `--healthz-port=${ports.healthz}`,
   '--healthz-bind-address=127.0.0.1', `--config-dir=${configDir}`, `--kubecfg-file=${api.kubeconfigPath}`, '--v=2',
-], { PROMETHEUS_PORT: String(ports.metrics) });
+], { PROMETHEUS_PORT: String(ports.metrics), ...podEnv });
 start('dnsmasq', 'dnsmasq-nanny', [
   '-v=2', '-logtostderr', `-configDir=${configDir}`, '-restartDnsmasq=true', `-stateDir=${join(work, 'nanny')}`,
-  `-kubednsServer=127.0.0.1:${ports.kubedns}`, `-dnsmasqExec=${dnsmasqPath()}`, '--',
+  `-kubednsServer=127.0.0.1:${ports.kubedns}`, `-dnsmasqExec=${dnsmasqPath()}`, `-kubecfgFile=${api.kubeconfigPath}`, '--',
   '-k', '--cache-size=1000', '--no-negcache', '--dns-loop-detect', '--log-facility=-', `--port=${ports.dns}`,
   '--listen-address=127.0.0.1', '--bind-interfaces', '--no-hosts', '--conf-file=/dev/null', '--pid-file=', ...(isRoot ? ['--user=root'] : []),
   `--server=/cluster.local/127.0.0.1#${ports.kubedns}`, `--server=/in-addr.arpa/127.0.0.1#${ports.kubedns}`, `--server=/ip6.arpa/127.0.0.1#${ports.kubedns}`,
-]);
+], podEnv);
 const probeInterval = check ? 1 : 5;
 start('sidecar', 'sidecar', [
   '--v=2', '--dnsmasq-addr=127.0.0.1', `--dnsmasq-port=${ports.dns}`, '--prometheus-addr=127.0.0.1', `--prometheus-port=${ports.sidecar}`,
@@ -166,7 +168,9 @@ Try it:
   curl -s 127.0.0.1:${ports.healthz}/cache | head          # kube-dns records   (/readiness, /healthz)
   curl -s 127.0.0.1:${ports.metrics}/metrics | grep kubedns_dns_requests_total
   curl -s 127.0.0.1:${ports.sidecar}/metrics | grep kubedns_   # sidecar (/healthcheck/kubedns, /healthcheck/dnsmasq)
-  Edit the ConfigMap: files in ${configDir} (stubDomains, upstreamNameservers, hosts) apply live.
+  Edit the ConfigMap: files in ${configDir} (stubDomains, upstreamNameservers, hosts) apply live;
+  each edit is an Event (InvalidConfig or ConfigApplied), as are dnsmasq restarts (kill -9 it):
+  curl -s -H 'Authorization: Bearer ${api.token}' ${api.url}/api/v1/namespaces/kube-system/events
   Logs: ${logDir}
 Ctrl-C stops the pod.`);
   }

@@ -6,6 +6,7 @@
 import { FlagError, createLogger } from '@kube-dns/config';
 import { Nanny, StartupError } from './nanny.js';
 import { parseNannyOptions } from './options.js';
+import { reportPodEvents } from './pod-events.js';
 
 async function main(argv: string[]): Promise<void> {
   let parsed;
@@ -23,6 +24,7 @@ async function main(argv: string[]): Promise<void> {
   const options = parsed.options;
   const log = createLogger('dnsmasq-nanny', options.verbosity);
   const nanny = new Nanny(options, log);
+  const events = reportPodEvents(nanny, options.kubecfgFile, log);
 
   let exiting = false;
   const shutdown = async (code: number, reason: string) => {
@@ -30,6 +32,7 @@ async function main(argv: string[]): Promise<void> {
     exiting = true;
     log.info({ reason }, 'stopping dnsmasq');
     await nanny.stop().catch((e: unknown) => log.error({ err: (e as Error).message }, 'error while stopping'));
+    await events?.flush(2000);
     log.info({ code }, 'exiting');
     process.exit(code);
   };

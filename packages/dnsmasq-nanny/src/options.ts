@@ -21,6 +21,8 @@ export interface NannyOptions {
   verbosity: number;
   /** Arguments after `--`, for dnsmasq. */
   dnsmasqArgs: string[];
+  /** Kubeconfig for Kubernetes Events ('' = the pod's service account). */
+  kubecfgFile: string;
 }
 
 export const SUMMARY =
@@ -71,6 +73,9 @@ export const NANNY_FLAGS: FlagSpecs = {
     validate: (v: string) => (isDns1123Subdomain(v.replace(/\.$/, '').toLowerCase()) ? undefined : 'not a valid domain'),
   },
   v: { type: 'int', default: 0, help: 'number for the log level verbosity' },
+  // Events (dnsmasq restarts, on this pod): in a pod the service account is used; this flag is
+  // for running outside a cluster. Without POD_NAME in the environment no Event is sent.
+  kubecfgFile: { type: 'string', default: '', help: "kubeconfig for Kubernetes Events about dnsmasq restarts (default: the pod's service account)" },
   ...KLOG_COMPAT_FLAGS,
 };
 
@@ -112,6 +117,7 @@ export function parseNannyOptions(argv: readonly string[], cwd = process.cwd()):
       clusterDomain: (v.clusterDomain as string).replace(/\.$/, '').toLowerCase(),
       verbosity: v.v as number,
       dnsmasqArgs,
+      kubecfgFile: v.kubecfgFile as string,
     },
   };
 }

@@ -7,6 +7,7 @@ import { chooseUpstreams } from './forward/upstreams.js';
 import { Forwarder } from './forward/forwarder.js';
 import { KubeDnsMetrics } from './http/metrics.js';
 import { createHttpApp, listenHttp } from './http/server.js';
+import { kubeDnsEventRecorder, reportConfigEvents } from './events/config-events.js';
 import { loadKubeConfig } from './kube/kubeconfig.js';
 import { KubeSync } from './kube/sync.js';
 import { Zone } from './records/zone.js';
@@ -87,6 +88,11 @@ export async function startKubeDns(o: KubeDnsOptions, x: StartExtras): Promise<K
     },
   );
 
+  // The API server's address and credentials: list/watch below, and Events about the ConfigMap
+  // from its first load on.
+  const kc = loadKubeConfig({ kubecfgFile: o.kubecfgFile || undefined, masterUrl: o.kubeMasterUrl || undefined });
+  const events = kubeDnsEventRecorder(kc, log);
+
   // --- config: ConfigMap directory, or the static --nameservers
   let config = defaultConfig();
   const applyConfig = (c: KubeDnsConfig) => {
@@ -111,6 +117,7 @@ export async function startKubeDns(o: KubeDnsOptions, x: StartExtras): Promise<K
       applyConfig(c);
     });
     source.on('rejected', () => metrics.configRejects.inc());
+    reportConfigEvents(source, events);
     await source.start();
   } else {
     applyConfig(defaultConfig());
@@ -162,7 +169,6 @@ export async function startKubeDns(o: KubeDnsOptions, x: StartExtras): Promise<K
   if (x.metricsPort !== undefined) servers.push(await listenHttp(app, o.healthzBindAddress, x.metricsPort, log, 'metrics HTTP'));
 
   // --- list/watch
-  const kc = loadKubeConfig({ kubecfgFile: o.kubecfgFile || undefined, masterUrl: o.kubeMasterUrl || undefined });
   sync = new KubeSync({ kc, zone, watchPods: o.pods === 'verified', log });
   syncStarted = Date.now();
   sync.once('synced', () => log.info({ ms: Date.now() - syncStarted, ...zone.stats() }, 'initial sync with the API server done: ready'));
@@ -191,6 +197,7 @@ export async function startKubeDns(o: KubeDnsOptions, x: StartExtras): Promise<K
       await Promise.all([udp.close(), tcp.close()]);
       await sync?.stop();
       await source?.stop();
+      events.close();
       await Promise.all(servers.map((s) => new Promise<void>((r) => { s.closeAllConnections(); s.close(() => r()); })));
     },
   };
