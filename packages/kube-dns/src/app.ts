@@ -8,6 +8,7 @@ import { Forwarder } from './forward/forwarder.js';
 import { KubeDnsMetrics } from './http/metrics.js';
 import { createHttpApp, listenHttp } from './http/server.js';
 import { kubeDnsEventRecorder, reportConfigEvents } from './events/config-events.js';
+import { QueryLog } from './querylog/query-log.js';
 import { loadKubeConfig } from './kube/kubeconfig.js';
 import { KubeSync } from './kube/sync.js';
 import { Zone } from './records/zone.js';
@@ -132,6 +133,7 @@ export async function startKubeDns(o: KubeDnsOptions, x: StartExtras): Promise<K
     log,
     observer: metrics,
     cacheEntries: o.responseCacheEntries,
+    ...(o.logQueries > 0 && { queryLog: new QueryLog({ rate: o.logQueries, maxPerSecond: o.logQueriesMaxRate, log }) }),
   });
   // UDP and TCP on one port. With --dns-port=0 (tests) the number UDP picks may be taken on TCP:
   // then try another number.

@@ -56,7 +56,7 @@ export class TcpListener {
         const msg = Buffer.from(buf.subarray(2, 2 + len));
         buf = buf.subarray(2 + len);
         if (len === 0) continue;
-        const r = this.handler.handle(msg, 'tcp');
+        const r = this.handler.handle(msg, 'tcp', c.remoteAddress, c.remotePort);
         if (r === undefined) continue;
         if (Buffer.isBuffer(r)) {
           this.write(c, r);
