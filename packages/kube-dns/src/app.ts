@@ -7,6 +7,7 @@ import { chooseUpstreams } from './forward/upstreams.js';
 import { Forwarder } from './forward/forwarder.js';
 import { KubeDnsMetrics } from './http/metrics.js';
 import { createHttpApp, listenHttp } from './http/server.js';
+import { dumpJson } from './records/dump.js';
 import { loadKubeConfig } from './kube/kubeconfig.js';
 import { KubeSync } from './kube/sync.js';
 import { Zone } from './records/zone.js';
@@ -56,7 +57,7 @@ function readResolvConf(path: string, log: Logger): Nameserver[] {
 export async function startKubeDns(o: KubeDnsOptions, x: StartExtras): Promise<KubeDnsInstance> {
   const { log } = x;
   const zone = new Zone();
-  const resolveOpts: ResolveOptions = { zone: o.domain, ttl: o.ttl, pods: o.pods, serial: Math.floor(Date.now() / 1000) };
+  const resolveOpts: ResolveOptions = { zone: o.domain, ttl: o.ttl, pods: o.pods, serial: Math.floor(Date.now() / 1000), wildcards: o.wildcards };
   const resolvConfPath = x.resolvConfPath ?? '/etc/resolv.conf';
 
   const forwarder = new Forwarder({
@@ -83,6 +84,7 @@ export async function startKubeDns(o: KubeDnsOptions, x: StartExtras): Promise<K
       forwarders: () => forwarder.stats.perServer,
       loopsDetected: () => forwarder.loopsDetected,
       cacheEntries: () => handler.cache.size,
+      cacheBytes: () => handler.cache.bytes,
       synced: isSynced,
     },
   );
@@ -125,6 +127,7 @@ export async function startKubeDns(o: KubeDnsOptions, x: StartExtras): Promise<K
     log,
     observer: metrics,
     cacheEntries: o.responseCacheEntries,
+    cacheBytes: o.responseCacheBytes,
   });
   // UDP and TCP on one port. With --dns-port=0 (tests) the number UDP picks may be taken on TCP:
   // then try another number.
@@ -154,7 +157,7 @@ export async function startKubeDns(o: KubeDnsOptions, x: StartExtras): Promise<K
   const app = createHttpApp({
     isSynced,
     notReadyReason: () => `waiting for the first list of Services and EndpointSlices (${Math.round((Date.now() - syncStarted) / 1000)} s so far)`,
-    dump: () => zone.dump(o.domain),
+    dump: () => dumpJson(zone, resolveOpts),
     registry: metrics.registry,
     version: VERSION,
   });
@@ -192,6 +195,7 @@ export async function startKubeDns(o: KubeDnsOptions, x: StartExtras): Promise<K
       await sync?.stop();
       await source?.stop();
       await Promise.all(servers.map((s) => new Promise<void>((r) => { s.closeAllConnections(); s.close(() => r()); })));
+      metrics.close();
     },
   };
 }
