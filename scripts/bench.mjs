@@ -413,13 +413,13 @@ async function main() {
       { goal: `p99 at ${fmt(rate)} qps <= 1.5x the ceiling's`, value: ratio(kLat.p99Ms, cLat.p99Ms), limit: 1.5, met: kLat.p99Ms <= 1.5 * cLat.p99Ms, detail: `${kLat.p99Ms} vs ${cLat.p99Ms} ms${lostNote(kLat)}` },
       { goal: `p99.9 at ${fmt(rate)} qps <= 2x the ceiling's`, value: ratio(kLat.p999Ms, cLat.p999Ms), limit: 2, met: kLat.p999Ms <= 2 * cLat.p999Ms, detail: `${kLat.p999Ms} vs ${cLat.p999Ms} ms${lostNote(kLat)}` },
       eventLoop.exported && eventLoop.maxMs !== undefined
-        ? { goal: `no event-loop stall over 5 ms (${T.fixed} s run)`, value: eventLoop.maxMs, limit: 5, met: eventLoop.maxMs < 5, detail: `max ${eventLoop.maxMs} ms` }
+        ? { goal: `no event-loop stall over 5 ms (${T.fixed} s run)`, value: eventLoop.maxMs, unit: ' ms', limit: 5, met: eventLoop.maxMs < 5, detail: `max ${eventLoop.maxMs} ms` }
         : { goal: `no event-loop stall over 5 ms (${T.fixed} s run)`, met: null, detail: 'not exported by this build' },
       { goal: 'abuse: p99 of normal clients <= 2x without the abuser', value: ratio(abused.p99Ms, base.p99Ms), limit: 2, met: abused.p99Ms <= 2 * base.p99Ms, detail: `${abused.p99Ms} vs ${base.p99Ms} ms${lostNote(abused)}${wildcardsFlag ? ', --wildcards' : ''}` },
     ];
     out.goals = goals;
     say('\ngoals:');
-    for (const g of goals) say(`  ${g.met === null ? 'n/a    ' : g.met ? 'met    ' : 'NOT met'}  ${g.goal.padEnd(52)} ${g.value !== undefined ? `${g.value}x  ` : ''}(${g.detail})`);
+    for (const g of goals) say(`  ${g.met === null ? 'n/a    ' : g.met ? 'met    ' : 'NOT met'}  ${g.goal.padEnd(52)} ${g.value !== undefined ? `${g.value}${g.unit ?? 'x'}  ` : ''}(${g.detail})`);
     say(`  for comparison: unique NXDOMAIN names ${w.nxdomain.ratio}x the ceiling (${fmt(w.nxdomain.kubednsQps)} vs ${fmt(w.nxdomain.ceilingQps)} qps), no goal of its own`);
   } finally {
     for (const f of cleanup.reverse()) await f().catch(() => {});
