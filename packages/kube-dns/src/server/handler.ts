@@ -9,6 +9,7 @@ import type { ZoneReader } from '../records/types.js';
 import type { Resolution } from '../resolve/types.js';
 import { RCODE_BY_NAME, encodeRcode, encodeReply, replyLimit } from './encode.js';
 import { ResponseCache } from './response-cache.js';
+import { rotateAnswers } from './rotate.js';
 import { CLASS_IN, RCODE, TYPE_ANY, errorReply, parseQuery, type ParsedQuery } from './wire.js';
 
 
@@ -87,7 +88,7 @@ export class DnsHandler {
     const limit = replyLimit(q, transport);
     const key = ResponseCache.key(q, limit);
     const hit = this.cache.get(key, query, q);
-    if (hit) return this.done(q, hit, transport, started, 'auth', true);
+    if (hit) return this.done(q, rotateAnswers(hit), transport, started, 'auth', true);
 
     if (q.qclass !== CLASS_IN) return this.done(q, encodeRcode(query, q, RCODE.REFUSED), transport, started, 'auth', false);
     const qtype = qtypeName(q.qtype);
@@ -103,7 +104,7 @@ export class DnsHandler {
     const gen = this.opts.zone.depGeneration(r.dep);
     const enc = encodeReply(query, q, { rcode: RCODE_BY_NAME[r.rcode] ?? RCODE.SERVFAIL, aa: r.aa, answers: r.answers, authorities: r.authorities, additionals: r.additionals }, limit);
     this.cache.set(key, enc.bytes, enc.nameOffsets, r.dep, gen);
-    const out = Buffer.from(enc.bytes); // the cached copy stays pristine
+    const out = rotateAnswers(Buffer.from(enc.bytes)); // the cached copy stays pristine
     return this.done(q, out, transport, started, system, false);
   }
 
