@@ -12,6 +12,7 @@ import { ServersReloader } from './reload.js';
 import { resolveStubDomains } from './resolve-names.js';
 import { type ServerAddress, serverLines, serversFileText, toServerAddress } from './servers-file.js';
 import { Supervisor } from './supervisor.js';
+import { LivenessProbe, livenessTarget } from './liveness.js';
 import { type HostsWatcher, watchAddnHosts } from './watch-hosts.js';
 
 export class StartupError extends Error {
@@ -35,6 +36,7 @@ export class Nanny extends EventEmitter<NannyEvents> {
   private hostsWatcher: HostsWatcher | undefined;
   private refreshTimer: NodeJS.Timeout | undefined;
   private logTimer: NodeJS.Timeout | undefined;
+  private liveness: LivenessProbe | undefined;
   /** The config dnsmasq is serving (changes only with -restartDnsmasq). */
   private applied: KubeDnsConfig | undefined;
   private lastHostsText: string | undefined;
@@ -86,6 +88,19 @@ export class Nanny extends EventEmitter<NannyEvents> {
       log,
     });
     supervisor.start();
+    const target = livenessTarget(opts.dnsmasqArgs);
+    if (opts.livenessIntervalMs > 0 && target) {
+      this.liveness = new LivenessProbe({
+        target,
+        intervalMs: opts.livenessIntervalMs,
+        failures: opts.livenessFailures,
+        timeoutMs: Math.min(1000, opts.livenessIntervalMs),
+        log,
+        running: () => (supervisor.current?.ready ? { pid: supervisor.current.pid } : undefined),
+        onHung: (pid, why) => supervisor.killHung(pid, why),
+      });
+      this.liveness.start();
+    }
 
     starting = false;
     if (latest && latest !== initial) this.onConfig(latest);
@@ -99,6 +114,7 @@ export class Nanny extends EventEmitter<NannyEvents> {
 
   async stop(): Promise<void> {
     this.stopped = true;
+    this.liveness?.stop();
     if (this.refreshTimer) clearTimeout(this.refreshTimer);
     if (this.logTimer) clearInterval(this.logTimer);
     this.reloader?.stop();

@@ -77,6 +77,8 @@ export async function startNanny(t: { after: (fn: () => unknown) => void }, o: N
     `-dnsmasqExec=${dnsmasqPath()}`,
     '-restartDnsmasq=true',
     '-syncInterval=500ms',
+    // tests stop the nanny at teardown: no lameduck wait unless a test asks for one
+    '-lameduck=0s',
     ...(o.flags ?? []),
     '--',
     ...dnsmasqArgs,

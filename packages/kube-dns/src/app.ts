@@ -5,10 +5,12 @@ import { readFileSync } from 'node:fs';
 import { ConfigDirSource, defaultConfig, type KubeDnsConfig, type Logger, type Nameserver, parseResolvConf } from '@kube-dns/config';
 import { chooseUpstreams } from './forward/upstreams.js';
 import { Forwarder } from './forward/forwarder.js';
+import { registerForwardCapMetrics } from './forward/metrics.js';
 import { KubeDnsMetrics } from './http/metrics.js';
 import { createHttpApp, listenHttp } from './http/server.js';
+import { dumpJson } from './records/dump.js';
 import { loadKubeConfig } from './kube/kubeconfig.js';
-import { KubeSync } from './kube/sync.js';
+import { KubeSync, type KubeSyncOptions } from './kube/sync.js';
 import { Zone } from './records/zone.js';
 import { resolve } from './resolve/resolve.js';
 import type { ResolveOptions } from './resolve/types.js';
@@ -28,6 +30,13 @@ export interface KubeDnsInstance {
   metrics: KubeDnsMetrics;
   /** The config in force (ConfigMap or defaults). */
   config(): KubeDnsConfig;
+  /**
+   * SIGTERM's first step: /readiness turns 503 (the endpoints controller takes this replica out
+   * of the Service) while DNS keeps answering everything that still arrives; stop() follows
+   * after the lameduck period.
+   */
+  enterLameduck(): void;
+  readonly inLameduck: boolean;
   /** Stops taking queries, answers those in flight, stops everything. */
   stop(): Promise<void>;
 }
@@ -42,6 +51,8 @@ export interface StartExtras {
   forwardTimeoutMs?: number;
   skydnsNamespace?: string;
   skydnsSubsystem?: string;
+  /** Retry schedule and watch bounds of the API sync (tests shorten them). */
+  kubeSync?: Pick<KubeSyncOptions, 'backoff' | 'watchIdleMs' | 'maxRetryAfterMs'>;
 }
 
 function readResolvConf(path: string, log: Logger): Nameserver[] {
@@ -56,13 +67,14 @@ function readResolvConf(path: string, log: Logger): Nameserver[] {
 export async function startKubeDns(o: KubeDnsOptions, x: StartExtras): Promise<KubeDnsInstance> {
   const { log } = x;
   const zone = new Zone();
-  const resolveOpts: ResolveOptions = { zone: o.domain, ttl: o.ttl, pods: o.pods, serial: Math.floor(Date.now() / 1000) };
+  const resolveOpts: ResolveOptions = { zone: o.domain, ttl: o.ttl, pods: o.pods, serial: Math.floor(Date.now() / 1000), wildcards: o.wildcards };
   const resolvConfPath = x.resolvConfPath ?? '/etc/resolv.conf';
 
   const forwarder = new Forwarder({
     log,
     timeoutMs: x.forwardTimeoutMs ?? 2000,
     clusterZone: o.domain,
+    maxConcurrent: o.maxConcurrentForwards,
     resolveClusterName: (name) => {
       const r = resolve(zone, name, 'A', resolveOpts);
       const a = r.answers.find((rr: { type: string }) => rr.type === 'A');
@@ -83,9 +95,12 @@ export async function startKubeDns(o: KubeDnsOptions, x: StartExtras): Promise<K
       forwarders: () => forwarder.stats.perServer,
       loopsDetected: () => forwarder.loopsDetected,
       cacheEntries: () => handler.cache.size,
+      cacheBytes: () => handler.cache.bytes,
       synced: isSynced,
     },
   );
+
+  registerForwardCapMetrics(metrics.registry, forwarder);
 
   // --- config: ConfigMap directory, or the static --nameservers
   let config = defaultConfig();
@@ -125,6 +140,7 @@ export async function startKubeDns(o: KubeDnsOptions, x: StartExtras): Promise<K
     log,
     observer: metrics,
     cacheEntries: o.responseCacheEntries,
+    cacheBytes: o.responseCacheBytes,
   });
   // UDP and TCP on one port. With --dns-port=0 (tests) the number UDP picks may be taken on TCP:
   // then try another number.
@@ -151,10 +167,14 @@ export async function startKubeDns(o: KubeDnsOptions, x: StartExtras): Promise<K
 
   // --- HTTP
   let syncStarted = 0;
+  let lameduck = false;
   const app = createHttpApp({
-    isSynced,
-    notReadyReason: () => `waiting for the first list of Services and EndpointSlices (${Math.round((Date.now() - syncStarted) / 1000)} s so far)`,
-    dump: () => zone.dump(o.domain),
+    isSynced: () => !lameduck && isSynced(),
+    notReadyReason: () =>
+      lameduck
+        ? 'shutting down (lameduck): still answering, but take this replica out of the Service'
+        : `waiting for the first list of Services and EndpointSlices (${Math.round((Date.now() - syncStarted) / 1000)} s so far)`,
+    dump: () => dumpJson(zone, resolveOpts),
     registry: metrics.registry,
     version: VERSION,
   });
@@ -163,7 +183,7 @@ export async function startKubeDns(o: KubeDnsOptions, x: StartExtras): Promise<K
 
   // --- list/watch
   const kc = loadKubeConfig({ kubecfgFile: o.kubecfgFile || undefined, masterUrl: o.kubeMasterUrl || undefined });
-  sync = new KubeSync({ kc, zone, watchPods: o.pods === 'verified', log });
+  sync = new KubeSync({ kc, zone, watchPods: o.pods === 'verified', log, ...x.kubeSync });
   syncStarted = Date.now();
   sync.once('synced', () => log.info({ ms: Date.now() - syncStarted, ...zone.stats() }, 'initial sync with the API server done: ready'));
   const syncWarn = setInterval(() => {
@@ -186,12 +206,19 @@ export async function startKubeDns(o: KubeDnsOptions, x: StartExtras): Promise<K
     handler,
     metrics,
     config: () => config,
+    enterLameduck: () => {
+      lameduck = true;
+    },
+    get inLameduck() {
+      return lameduck;
+    },
     stop: async () => {
       clearInterval(syncWarn);
       await Promise.all([udp.close(), tcp.close()]);
       await sync?.stop();
       await source?.stop();
       await Promise.all(servers.map((s) => new Promise<void>((r) => { s.closeAllConnections(); s.close(() => r()); })));
+      metrics.close();
     },
   };
 }

@@ -23,7 +23,12 @@ export const FLAGS: FlagSpecs = {
   v: { type: 'int', default: 2, help: 'log verbosity (0-2 info, 3-5 debug, 6+ trace)' },
   ttl: { type: 'int', default: 30, help: 'TTL of the records, in seconds (also the SOA minimum for negative caching)' },
   'response-cache-entries': { type: 'int', default: 20_000, help: 'encoded replies kept for repeated questions (0 disables the cache)' },
+  'response-cache-bytes': { type: 'int', default: 16 * 1024 * 1024, help: 'memory the response cache may use, in bytes (replies, keys and bookkeeping; 0 disables the cache)' },
+  wildcards: { type: 'bool', default: false, help: 'answer the legacy `*` wildcard names (*.<ns>.svc, <svc>.*.svc, *._tcp...); off as in CoreDNS. On, a wildcard visits at most 256 services and answers at most 64 records' },
   pods: { type: 'string', default: 'insecure', help: 'pod records: insecure (any a-b-c-d.<ns>.pod name), verified (only existing pods; watches Pods), disabled' },
+  // --- reliability (issue 15)
+  'max-concurrent-forwards': { type: 'int', default: 1000, help: 'forwards in flight at most (as CoreDNS forward max_concurrent); beyond it SERVFAIL at once' },
+  lameduck: { type: 'duration', default: 5000, help: 'after SIGTERM: fail /readiness but keep answering this long, then exit (a rolling update loses no query)' },
   ...KLOG_COMPAT_FLAGS,
 };
 
@@ -43,9 +48,13 @@ export interface KubeDnsOptions {
   verbosity: number;
   ttl: number;
   responseCacheEntries: number;
+  responseCacheBytes: number;
+  wildcards: boolean;
   pods: PodMode;
   version?: string;
   help: boolean;
+  maxConcurrentForwards: number;
+  lameduckMs: number;
 }
 
 function port(name: string, v: number, allowZero = false): number {
@@ -90,7 +99,15 @@ export function parseOptions(argv: readonly string[]): KubeDnsOptions {
   if (isIP(bind) === 0) throw new FlagError(`--dns-bind-address=${bind}: not an IP address`);
   const hbind = String(v['healthz-bind-address']);
   if (isIP(hbind) === 0) throw new FlagError(`--healthz-bind-address=${hbind}: not an IP address`);
+  const maxConcurrentForwards = Number(v['max-concurrent-forwards']);
+  if (!Number.isInteger(maxConcurrentForwards) || maxConcurrentForwards < 1) {
+    throw new FlagError(`--max-concurrent-forwards=${maxConcurrentForwards}: must be 1 or more`);
+  }
+  const lameduckMs = Number(v.lameduck);
+  if (!(lameduckMs >= 0)) throw new FlagError(`--lameduck=${String(v.lameduck)}: must be 0 or more`);
   return {
+    maxConcurrentForwards,
+    lameduckMs,
     domain: domainRaw,
     dnsBindAddress: bind,
     dnsPort: port('dns-port', Number(v['dns-port']), true),
@@ -105,6 +122,8 @@ export function parseOptions(argv: readonly string[]): KubeDnsOptions {
     verbosity: Number(v.v),
     ttl,
     responseCacheEntries: Math.max(0, Number(v['response-cache-entries'])),
+    responseCacheBytes: Math.max(0, Number(v['response-cache-bytes'])),
+    wildcards: v.wildcards === true,
     pods: pods as PodMode,
     version: v.version === undefined ? undefined : String(v.version),
     help: f.help,
