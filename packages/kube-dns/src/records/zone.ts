@@ -5,7 +5,6 @@
 // callers must not mutate them either). Per-service derived data (FQDN, the merged headless view)
 // is built on first use and dropped on the next change of that service or its slices, so a large
 // initial list costs no per-update rebuilds and a query costs no rebuilds.
-import { dumpZone, type ZoneDump } from './dump.js';
 import { DepGenerations } from './generations.js';
 import { buildHeadlessView, type HeadlessView } from './headless.js';
 import { samePodIps, sameService, sameSlice } from './equal.js';
@@ -264,11 +263,6 @@ export class Zone implements ZoneWriter, ZoneReader {
       generation: this.gen,
       tombstones: this.deps.tombstoneCount,
     };
-  }
-
-  /** Every record, JSON-friendly, for the /cache endpoint. zone: lower-case, no trailing dot. */
-  dump(zone: string): ZoneDump {
-    return dumpZone(this, zone);
   }
 
   /** Every pod, for the /cache dump. */
