@@ -23,6 +23,8 @@ export const FLAGS: FlagSpecs = {
   v: { type: 'int', default: 2, help: 'log verbosity (0-2 info, 3-5 debug, 6+ trace)' },
   ttl: { type: 'int', default: 30, help: 'TTL of the records, in seconds (also the SOA minimum for negative caching)' },
   'response-cache-entries': { type: 'int', default: 20_000, help: 'encoded replies kept for repeated questions (0 disables the cache)' },
+  'response-cache-bytes': { type: 'int', default: 16 * 1024 * 1024, help: 'memory the response cache may use, in bytes (replies, keys and bookkeeping; 0 disables the cache)' },
+  wildcards: { type: 'bool', default: false, help: 'answer the legacy `*` wildcard names (*.<ns>.svc, <svc>.*.svc, *._tcp...); off as in CoreDNS. On, a wildcard visits at most 256 services and answers at most 64 records' },
   pods: { type: 'string', default: 'insecure', help: 'pod records: insecure (any a-b-c-d.<ns>.pod name), verified (only existing pods; watches Pods), disabled' },
   ...KLOG_COMPAT_FLAGS,
 };
@@ -43,6 +45,8 @@ export interface KubeDnsOptions {
   verbosity: number;
   ttl: number;
   responseCacheEntries: number;
+  responseCacheBytes: number;
+  wildcards: boolean;
   pods: PodMode;
   version?: string;
   help: boolean;
@@ -105,6 +109,8 @@ export function parseOptions(argv: readonly string[]): KubeDnsOptions {
     verbosity: Number(v.v),
     ttl,
     responseCacheEntries: Math.max(0, Number(v['response-cache-entries'])),
+    responseCacheBytes: Math.max(0, Number(v['response-cache-bytes'])),
+    wildcards: v.wildcards === true,
     pods: pods as PodMode,
     version: v.version === undefined ? undefined : String(v.version),
     help: f.help,
