@@ -51,15 +51,26 @@ test('a missing dnsmasq executable is reported clearly and ends in a non-zero ex
   assert.match(nanny.logs.find((l) => l.level === 60)!.msg, /could not be started: .*ENOENT|could not be started: .*\/nonexistent\/dnsmasq/);
 });
 
-test('SIGTERM stops dnsmasq and exits 0', async (t) => {
-  const nanny = await startNanny(t);
+test('SIGTERM: dnsmasq keeps answering for -lameduck, then stops, and the nanny exits 0', async (t) => {
+  const nanny = await startNanny(t, { config: { hosts: '192.0.2.5 h.example\n' }, flags: ['-lameduck=1500ms'] });
   const pid = nanny.dnsmasqPid()!;
   assert.ok(alive(pid));
+  const t0 = Date.now();
   nanny.proc.kill('SIGTERM');
+  await nanny.waitForLog((l) => /^lameduck/.test(l.msg));
+  // answers all through the lameduck period
+  let answered = 0;
+  while (Date.now() - t0 < 1200) {
+    assert.deepEqual((await lookupA(nanny.port, 'h.example', 500)).ips, ['192.0.2.5'], `answered ${Date.now() - t0} ms after SIGTERM`);
+    answered++;
+    await new Promise((r) => setTimeout(r, 50));
+  }
   const { code } = await nanny.exit;
   assert.equal(code, 0);
+  assert.ok(Date.now() - t0 >= 1500, 'not before the lameduck period ended');
   assert.equal(alive(pid), false, 'dnsmasq is gone');
   assert.ok(!nanny.logs.some((l) => l.msg === 'dnsmasq restarted'));
+  t.diagnostic(`${answered} queries answered during the lameduck period`);
 });
 
 test('bad flags exit 2 naming the flag; a --servers-file among the dnsmasq arguments exits 1 saying why', async (t) => {

@@ -45,10 +45,11 @@ async function main(): Promise<number> {
   }
   return new Promise<number>((resolve) => {
     let stopping = false;
-    const stop = (signal: string) => {
-      if (stopping) return;
-      stopping = true;
-      log.info({ signal }, 'stopping: no new queries, answering those in flight');
+    let lameduckTimer: NodeJS.Timeout | undefined;
+    const finish = () => {
+      if (lameduckTimer) clearTimeout(lameduckTimer);
+      lameduckTimer = undefined;
+      log.info('stopping: no new queries, answering those in flight');
       const hard = setTimeout(() => resolve(0), 5000);
       hard.unref();
       instance.stop().then(
@@ -58,6 +59,14 @@ async function main(): Promise<number> {
           resolve(0);
         },
       );
+    };
+    const stop = (signal: string) => {
+      // a second signal during the lameduck period cuts it short
+      if (stopping) return lameduckTimer ? finish() : undefined;
+      stopping = true;
+      instance.enterLameduck();
+      log.info({ signal, lameduckMs: o.lameduckMs }, 'lameduck: /readiness fails from now on; still answering queries until the period ends');
+      lameduckTimer = setTimeout(finish, o.lameduckMs);
     };
     process.on('SIGTERM', () => stop('SIGTERM'));
     process.on('SIGINT', () => stop('SIGINT'));
