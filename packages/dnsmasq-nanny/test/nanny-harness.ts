@@ -106,7 +106,7 @@ export async function startNanny(t: { after: (fn: () => unknown) => void }, o: N
   let exited = false;
   void exit.then(() => (exited = true));
 
-  const waitForLog = (pred: (l: LogLine) => boolean, timeoutMs = 5000, fromIndex = 0) =>
+  const waitForLog = (pred: (l: LogLine) => boolean, timeoutMs = 30_000, fromIndex = 0) =>
     new Promise<LogLine>((resolve, reject) => {
       const check = () => {
         const hit = logs.slice(fromIndex).find(pred);
@@ -164,7 +164,8 @@ export async function startNanny(t: { after: (fn: () => unknown) => void }, o: N
     await tmp.cleanup();
   });
   if (o.waitReady !== false) {
-    await waitForDns('127.0.0.1', port);
+    // Generous: starting node and dnsmasq can take seconds on a loaded machine.
+    await waitForDns('127.0.0.1', port, 30_000);
     // The log line may trail dnsmasq's first answer through the pipe.
     await waitForLog((l) => l.msg === 'dnsmasq started');
   }

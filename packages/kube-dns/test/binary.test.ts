@@ -142,7 +142,7 @@ test('no API server at start: it logs loudly after --initial-sync-timeout, keeps
   const early = await query({ host: '127.0.0.1', port: dnsPort }, { name: 'kubernetes.default.svc.cluster.local', type: 'A' });
   assert.equal(early.packet.rcode, 'SERVFAIL');
   await api.faults.resume();
-  const until = Date.now() + 15_000;
+  const until = Date.now() + 30_000;
   for (;;) {
     if ((await fetch(`http://127.0.0.1:${healthzPort}/readiness`)).status === 200) break;
     assert.ok(Date.now() < until, 'ready once the API server is back');

@@ -4,17 +4,18 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Worker } from 'node:worker_threads';
-import { clusterIPService, endpointSlice, headlessService } from '@kube-dns/testkit';
 import type { ZoneDump } from '../src/records/dump.js';
 import type { ClientInput, DnsResult, HttpResult } from './cache-stream-client.js';
 import { startCluster, waitSynced } from './integration-helpers.js';
+import { clusterIP, ep, headless, port, slice } from './resolve-fixtures.js';
 
 const N = 100_000;
 const HEADLESS_EVERY = 10;
 /**
- * Generous against the few ms a slice of the listing takes; a synchronous listing takes seconds.
- * On a loaded machine the operating system alone can hold the test's threads for longer: then the
- * bound is 3 times the largest gap seen in the quiet seconds around the fetch (the noise floor).
+ * Generous against the few ms a slice of the listing takes; a synchronous listing stalls DNS for
+ * nearly the whole fetch. On a loaded machine the operating system alone holds the test's threads
+ * for longer, and the longer the fetch the longer the worst such stall: then the bound is 3 times
+ * the largest gap in the quiet seconds around the fetch, or 5% of the fetch, whichever is larger.
  */
 const MAX_GAP_MS = 50;
 const QUIET_MS = 1500;
@@ -23,22 +24,24 @@ const ns = (i: number): string => `ns${i % 50}`;
 const clusterIp = (i: number): string => `10.${96 + (i >> 16)}.${(i >> 8) & 255}.${i & 255}`;
 const endpointIp = (i: number, k: number): string => `10.${128 + (i >> 16)}.${(i >> 8) & 255}.${i & 255}`.replace(/\.\d+$/, `.${((i & 63) << 2) + k}`);
 
-test('/cache of 100k services streams while DNS queries keep being answered; the listing is complete', { timeout: 300_000 }, async (t) => {
-  const c = await startCluster({
-    seed: (api) => {
-      for (let i = 0; i < N; i++) {
-        if (i % HEADLESS_EVERY === 0) {
-          api.upsert('services', headlessService(ns(i), `svc${i}`, [{ name: 'http', port: 80 }]));
-          api.upsert('endpointslices', endpointSlice(ns(i), `svc${i}`, `svc${i}-x`, 'IPv4', [0, 1, 2].map((k) => ({ ip: endpointIp(i, k) })), [{ name: 'http', port: 8080 }]));
-        } else {
-          api.upsert('services', clusterIPService(ns(i), `svc${i}`, [clusterIp(i)], [{ name: 'http', port: 80 }]));
-        }
-      }
-    },
-  });
+test('/cache of 100k services streams while DNS queries keep being answered; the listing is complete', async (t) => {
+  const c = await startCluster();
   t.after(() => c.stop());
-  await waitSynced(c, 120_000);
-  assert.equal(c.dns.zone.stats().services, N);
+  await waitSynced(c, 30_000);
+  // The 100k services go straight into the running kube-dns's zone, as its sync would put them:
+  // what is tested is /cache and DNS sharing one event loop, not the list/watch (tested
+  // elsewhere), and listing 100k objects through the fake API server takes minutes on a loaded
+  // machine.
+  const zone = c.dns.zone;
+  for (let i = 0; i < N; i++) {
+    if (i % HEADLESS_EVERY === 0) {
+      zone.setService(headless(ns(i), `svc${i}`));
+      zone.setSlice(slice(ns(i), `svc${i}-x`, `svc${i}`, [0, 1, 2].map((k) => ep(endpointIp(i, k))), [port('http', 8080)]));
+    } else {
+      zone.setService(clusterIP(ns(i), `svc${i}`, [clusterIp(i)], [port('http', 80)]));
+    }
+  }
+  assert.equal(zone.stats().services, N);
 
   // ClusterIP names spread over the zone, each asked with the answer it must get.
   const names: [string, string][] = [];
@@ -69,7 +72,7 @@ test('/cache of 100k services streams while DNS queries keep being answered; the
   };
   const gap = maxGap(r.startedAt, r.endedAt);
   const noise = Math.max(maxGap(quietBefore, r.startedAt), maxGap(r.endedAt, r.endedAt + QUIET_MS));
-  const bound = Math.max(MAX_GAP_MS, 3 * noise);
+  const bound = Math.max(MAX_GAP_MS, 3 * noise, 0.05 * (r.endedAt - r.startedAt));
   const during = q.answeredAt.filter((at) => at >= r.startedAt && at <= r.endedAt).length;
   const body = Buffer.from(r.body).toString('utf8');
   t.diagnostic(

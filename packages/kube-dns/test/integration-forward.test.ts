@@ -41,13 +41,16 @@ test('forwarding to a real dnsmasq upstream: A, PTR misses, ExternalName targets
   // ConfigMap edit: another upstream and a stub domain, no restart
   await writeFile(join(c.configDir, 'upstreamNameservers'), JSON.stringify([`127.0.0.1:${other.port}`]));
   await writeFile(join(c.configDir, 'stubDomains'), JSON.stringify({ 'acme.local': [`127.0.0.1:${stub.port}`] }));
-  await eventually(async () => assert.deepEqual(datas((await c.ask('my.test', 'A')).packet.answers), ['198.51.100.7']), 3000);
-  assert.deepEqual(datas((await c.ask('x.acme.local', 'A')).packet.answers), ['203.0.113.9']);
+  // Two files, two edits: either may be applied first, so wait for both.
+  await eventually(async () => {
+    assert.deepEqual(datas((await c.ask('my.test', 'A')).packet.answers), ['198.51.100.7']);
+    assert.deepEqual(datas((await c.ask('x.acme.local', 'A')).packet.answers), ['203.0.113.9']);
+  }, 15_000);
   assert.equal(stub.questions.at(-1)?.name, 'x.acme.local');
 
   // an invalid edit is rejected, the last good config stays
   await writeFile(join(c.configDir, 'upstreamNameservers'), '["1.1.1.1", "2.2.2.2", "3.3.3.3", "4.4.4.4"]');
-  await eventually(async () => assert.match((await c.http('/metrics')).body, /kubedns_config_rejects_total 1/), 3000);
+  await eventually(async () => assert.match((await c.http('/metrics')).body, /kubedns_config_rejects_total 1/), 15_000);
   assert.deepEqual(datas((await c.ask('other.test', 'A')).packet.answers), ['198.51.100.7']);
   assert.match((await c.http('/metrics')).body, /kubedns_forward_requests_total\{server="127\.0\.0\.1:\d+"\} \d+/);
 });

@@ -249,6 +249,14 @@ test('lists are paged (limit + continue) and every object arrives', async (t) =>
   const watch = api.requests.find((r) => r.resource === 'services' && r.watch);
   assert.equal(watch?.query['allowWatchBookmarks'], 'true');
   assert.ok(Number(watch?.query['timeoutSeconds']) >= 300);
+
+  // The default page: 500 objects (the README's figure, client-go's pager).
+  const d = await setup(t);
+  for (let i = 0; i < 1001; i++) d.api.upsert('services', clusterIPService('ns', `svc-${i}`, [`10.1.${i >> 8}.${i & 255}`]));
+  await startSynced(d.api, d.sync);
+  assert.equal(d.zone.stats().services, 1001);
+  const pages = d.api.requests.filter((r) => r.resource === 'services' && !r.watch);
+  assert.deepEqual(pages.map((r) => r.query['limit']), ['500', '500', '500']);
 });
 
 test('stop() aborts a pending retry wait and the open watches', async (t) => {

@@ -26,12 +26,13 @@ test('10k services: names, SRV and PTR resolve; headless views are memoised', (t
     const ns = `ns${i % 100}`;
     if (i % 5 === 0) {
       const name = `h${i}.${ns}.svc.cluster.local`;
+      const e = z.getService(ns, `h${i}`)!;
+      const view = z.headless(e, 'cluster.local');
       assert.equal(q(z, name, 'A').answers.length, 3);
       assert.equal(q(z, `_http._tcp.${name}`, 'SRV').answers.length, 3);
-      const e = z.getService(ns, `h${i}`)!;
-      assert.equal(z.headless(e, 'cluster.local'), z.headless(e, 'cluster.local'), 'memoised between queries');
       const rev = ip(i, 1).split('.').reverse().join('.');
       assert.equal(q(z, `${rev}.in-addr.arpa`, 'PTR').answers.length, 1);
+      assert.equal(z.headless(e, 'cluster.local'), view, 'the merged view outlives the queries: built once, not per query');
     } else {
       const name = `s${i}.${ns}.svc.cluster.local`;
       const a = q(z, name, 'A');
@@ -42,6 +43,17 @@ test('10k services: names, SRV and PTR resolve; headless views are memoised', (t
     }
   }
   assert.equal(q(z, 'nosuch.ns1.svc.cluster.local', 'A').rcode, 'NXDOMAIN');
+  // A change elsewhere leaves a service's view alone; a change to its own slices replaces it.
+  const h0 = z.getService('ns0', 'h0')!;
+  const view0 = z.headless(h0, 'cluster.local');
+  z.setService(clusterIP('ns1', 's101', [ip(101, 0), ip(101, 6)], [port('http', 80)]));
+  z.setSlice(slice('ns0', 'h100-1', 'h100', [ep(ip(100, 1))], [port('http', 80)]));
+  assert.equal(z.headless(z.getService('ns0', 'h0')!, 'cluster.local'), view0, 'untouched by changes to other services');
+  z.setSlice(slice('ns0', 'h0-1', 'h0', [ep(ip(0, 1), 'pet-0')], [port('http', 80)]));
+  const rebuilt = z.headless(z.getService('ns0', 'h0')!, 'cluster.local');
+  assert.notEqual(rebuilt, view0, 'rebuilt after its own slice changed');
+  assert.equal(rebuilt.endpoints.length, 1);
+  assert.equal(q(z, 'h0.ns0.svc.cluster.local', 'A').answers.length, 1);
   // the namespace wildcard visits every namespace
   assert.equal(q(z, 's1.*.svc.cluster.local', 'A').answers.length, 1);
   t.diagnostic(`heap for ${N} services + slices, all queried once: ${((process.memoryUsage().heapUsed - heapBefore) / 1e6).toFixed(1)} MB`);
