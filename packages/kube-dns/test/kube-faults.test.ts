@@ -187,3 +187,19 @@ test('CA bundle replaced with the API server certificate: new connections verify
   api.upsert('services', clusterIPService('ns', 'c', ['10.0.0.3']));
   await waitUntil(() => zone.services.has('ns/c'), 'a change with only the new CA', 5000);
 });
+
+test('stop() right as the first list completes does not hang (no watch is started after it)', async (t) => {
+  const api = await fakeApi(t);
+  api.upsert('services', clusterIPService('ns', 'a', ['10.0.0.1']));
+  const sync = new KubeSync({ kc: api.kubeConfig(), zone: new RecordingZone(), watchPods: false, log: silentLogger() });
+  const stopped = new Promise<number>((resolve) =>
+    sync.once('synced', () => {
+      const t0 = Date.now();
+      void sync.stop().then(() => resolve(Date.now() - t0));
+    }),
+  );
+  sync.start();
+  const ms = await Promise.race([stopped, new Promise<number>((r) => setTimeout(() => r(Infinity), 5000))]);
+  assert.ok(ms < 2000, `stop() took ${ms} ms`);
+  assert.equal(api.activeWatches(), 0);
+});

@@ -141,6 +141,9 @@ export class Reflector<T extends ObjectWithMeta> extends EventEmitter {
         if (!(await this.listAll())) return;
         needList = false;
       }
+      // stop() may have run while the list finished (its 'synced' listeners run first): it found
+      // no watch to abort, so none must start now
+      if (this.stopped) return;
       const started = this.clock.now();
       let events = 0;
       this.watches++;
