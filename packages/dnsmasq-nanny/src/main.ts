@@ -3,6 +3,7 @@
 //   1   start-up failed (state directory, conflicting dnsmasq arguments)
 //   2   bad flags
 //   255 dnsmasq could not be kept running (the original's exit status when dnsmasq died)
+//   70  an exception nothing caught (logged with its stack; dnsmasq is killed first)
 import { FlagError, createLogger } from '@kube-dns/config';
 import { Nanny, StartupError } from './nanny.js';
 import { parseNannyOptions } from './options.js';
@@ -23,6 +24,21 @@ async function main(argv: string[]): Promise<void> {
   const options = parsed.options;
   const log = createLogger('dnsmasq-nanny', options.verbosity);
   const nanny = new Nanny(options, log);
+  // An exception nothing caught leaves the supervisor in an unknown state: log it with its stack,
+  // take dnsmasq down with us (so no orphan keeps the port) and exit non-zero; the kubelet
+  // restarts the container. Unhandled rejections arrive here too (Node's default).
+  process.on('uncaughtException', (e) => {
+    log.fatal({ err: e }, 'uncaught exception: exiting');
+    const pid = nanny.dnsmasqPid;
+    if (pid !== undefined) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        /* already gone */
+      }
+    }
+    process.exit(70);
+  });
 
   let exiting = false;
   const shutdown = async (code: number, reason: string) => {

@@ -8,6 +8,7 @@ import { Forwarder } from './forward/forwarder.js';
 import { registerForwardCapMetrics } from './forward/metrics.js';
 import { KubeDnsMetrics } from './http/metrics.js';
 import { createHttpApp, listenHttp } from './http/server.js';
+import { dumpJson } from './records/dump.js';
 import { loadKubeConfig } from './kube/kubeconfig.js';
 import { KubeSync, type KubeSyncOptions } from './kube/sync.js';
 import { Zone } from './records/zone.js';
@@ -66,7 +67,7 @@ function readResolvConf(path: string, log: Logger): Nameserver[] {
 export async function startKubeDns(o: KubeDnsOptions, x: StartExtras): Promise<KubeDnsInstance> {
   const { log } = x;
   const zone = new Zone();
-  const resolveOpts: ResolveOptions = { zone: o.domain, ttl: o.ttl, pods: o.pods, serial: Math.floor(Date.now() / 1000) };
+  const resolveOpts: ResolveOptions = { zone: o.domain, ttl: o.ttl, pods: o.pods, serial: Math.floor(Date.now() / 1000), wildcards: o.wildcards };
   const resolvConfPath = x.resolvConfPath ?? '/etc/resolv.conf';
 
   const forwarder = new Forwarder({
@@ -94,6 +95,7 @@ export async function startKubeDns(o: KubeDnsOptions, x: StartExtras): Promise<K
       forwarders: () => forwarder.stats.perServer,
       loopsDetected: () => forwarder.loopsDetected,
       cacheEntries: () => handler.cache.size,
+      cacheBytes: () => handler.cache.bytes,
       synced: isSynced,
     },
   );
@@ -138,6 +140,7 @@ export async function startKubeDns(o: KubeDnsOptions, x: StartExtras): Promise<K
     log,
     observer: metrics,
     cacheEntries: o.responseCacheEntries,
+    cacheBytes: o.responseCacheBytes,
   });
   // UDP and TCP on one port. With --dns-port=0 (tests) the number UDP picks may be taken on TCP:
   // then try another number.
@@ -171,7 +174,7 @@ export async function startKubeDns(o: KubeDnsOptions, x: StartExtras): Promise<K
       lameduck
         ? 'shutting down (lameduck): still answering, but take this replica out of the Service'
         : `waiting for the first list of Services and EndpointSlices (${Math.round((Date.now() - syncStarted) / 1000)} s so far)`,
-    dump: () => zone.dump(o.domain),
+    dump: () => dumpJson(zone, resolveOpts),
     registry: metrics.registry,
     version: VERSION,
   });
@@ -215,6 +218,7 @@ export async function startKubeDns(o: KubeDnsOptions, x: StartExtras): Promise<K
       await sync?.stop();
       await source?.stop();
       await Promise.all(servers.map((s) => new Promise<void>((r) => { s.closeAllConnections(); s.close(() => r()); })));
+      metrics.close();
     },
   };
 }

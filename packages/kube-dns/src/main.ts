@@ -73,9 +73,14 @@ async function main(): Promise<number> {
   });
 }
 
+// An exception nothing caught leaves the process in a state nobody designed (a half-applied
+// update, a listener gone): log it with its stack and exit non-zero so the kubelet restarts a
+// clean process, rather than serve on in an unknown state. (Unhandled promise rejections end up
+// here too: Node's default --unhandled-rejections=throw.) Written synchronously: nothing else
+// runs before the exit.
 process.on('uncaughtException', (e) => {
-  // never die on one bad event; log it loudly
-  process.stderr.write(`${JSON.stringify({ level: 50, msg: 'uncaught exception', err: String(e?.stack ?? e) })}\n`);
+  process.stderr.write(`${JSON.stringify({ level: 60, time: Date.now(), component: 'kube-dns', msg: 'uncaught exception: exiting', err: String((e as Error)?.stack ?? e) })}\n`);
+  process.exit(70);
 });
 
 main().then(

@@ -23,6 +23,8 @@ export const FLAGS: FlagSpecs = {
   v: { type: 'int', default: 2, help: 'log verbosity (0-2 info, 3-5 debug, 6+ trace)' },
   ttl: { type: 'int', default: 30, help: 'TTL of the records, in seconds (also the SOA minimum for negative caching)' },
   'response-cache-entries': { type: 'int', default: 20_000, help: 'encoded replies kept for repeated questions (0 disables the cache)' },
+  'response-cache-bytes': { type: 'int', default: 16 * 1024 * 1024, help: 'memory the response cache may use, in bytes (replies, keys and bookkeeping; 0 disables the cache)' },
+  wildcards: { type: 'bool', default: false, help: 'answer the legacy `*` wildcard names (*.<ns>.svc, <svc>.*.svc, *._tcp...); off as in CoreDNS. On, a wildcard visits at most 256 services and answers at most 64 records' },
   pods: { type: 'string', default: 'insecure', help: 'pod records: insecure (any a-b-c-d.<ns>.pod name), verified (only existing pods; watches Pods), disabled' },
   // --- reliability (issue 15)
   'max-concurrent-forwards': { type: 'int', default: 1000, help: 'forwards in flight at most (as CoreDNS forward max_concurrent); beyond it SERVFAIL at once' },
@@ -46,6 +48,8 @@ export interface KubeDnsOptions {
   verbosity: number;
   ttl: number;
   responseCacheEntries: number;
+  responseCacheBytes: number;
+  wildcards: boolean;
   pods: PodMode;
   version?: string;
   help: boolean;
@@ -118,6 +122,8 @@ export function parseOptions(argv: readonly string[]): KubeDnsOptions {
     verbosity: Number(v.v),
     ttl,
     responseCacheEntries: Math.max(0, Number(v['response-cache-entries'])),
+    responseCacheBytes: Math.max(0, Number(v['response-cache-bytes'])),
+    wildcards: v.wildcards === true,
     pods: pods as PodMode,
     version: v.version === undefined ? undefined : String(v.version),
     help: f.help,
