@@ -78,7 +78,9 @@ test('SIGTERM: readiness fails at once, queries keep being answered for --lamedu
     },
   });
   t.after(() => slow.close());
-  const { r, dnsPort, healthzPort } = await runServing(api.kubeconfigPath, [`--nameservers=127.0.0.1:${slow.port}`, '--lameduck=2s']);
+  // the held query waits out the whole lameduck period upstream: the period must stay well inside
+  // kube-dns's 2 s forward timeout, or the query in flight times out into SERVFAIL
+  const { r, dnsPort, healthzPort } = await runServing(api.kubeconfigPath, [`--nameservers=127.0.0.1:${slow.port}`, '--lameduck=1s']);
   t.after(() => r.p.kill('SIGKILL'));
   const server = { host: '127.0.0.1', port: dnsPort };
   // generous: a loaded CI machine takes seconds to start a node process
@@ -116,7 +118,7 @@ test('SIGTERM: readiness fails at once, queries keep being answered for --lamedu
   const reply = await inflight;
   assert.deepEqual(datas(reply.packet.answers), ['192.0.2.1'], 'the query in flight was answered');
   assert.equal(await r.exited, 0);
-  assert.ok(Date.now() - t0 >= 2000, 'not before the lameduck period ended');
+  assert.ok(Date.now() - t0 >= 1000, 'not before the lameduck period ended');
   // generous: the hard stop is 5 s after the period; a loaded machine adds to it
   assert.ok(Date.now() - t0 < 15_000, `exited ${Date.now() - t0} ms after SIGTERM`);
   // and it no longer listens
@@ -130,7 +132,7 @@ test('no API server at start: it logs loudly after --initial-sync-timeout, keeps
   await api.faults.pause();
   const { r, dnsPort, healthzPort } = await runServing(api.kubeconfigPath, ['--initial-sync-timeout=300ms']);
   t.after(() => r.p.kill('SIGKILL'));
-  const deadline = Date.now() + 8000;
+  const deadline = Date.now() + 30_000;
   while (!/still no initial sync with the API server/.test(r.err())) {
     assert.ok(Date.now() < deadline, `no loud log line: ${r.err().slice(-2000)}`);
     assert.equal(r.p.exitCode, null, 'the original exits here; we keep trying');
