@@ -19,7 +19,7 @@ test('a flood of unique external names with a silent upstream: SERVFAIL beyond t
   const c = await startCluster({
     args: [`--max-concurrent-forwards=${CAP}`],
     // long enough that any reply seen within it can only come from the cap, not a timeout
-    forwardTimeoutMs: 10_000,
+    forwardTimeoutMs: 60_000,
     configFiles: { upstreamNameservers: JSON.stringify([`127.0.0.1:${silent.port}`]) },
     seed: (api) => api.upsert('services', clusterIPService('default', 'web', ['10.0.0.80'])),
   });
@@ -55,14 +55,14 @@ test('a flood of unique external names with a silent upstream: SERVFAIL beyond t
   await eventually(async () => {
     const servfails = [...replies].filter(([id, r]) => id <= FLOOD && r.rcode === 2).length;
     assert.ok(servfails >= FLOOD - CAP, `${servfails} of ${FLOOD} flood queries answered SERVFAIL so far`);
-  }, 8000);
+  }, 40_000);
   const lastFloodReply = Math.max(...[...replies].filter(([id]) => id <= FLOOD).map(([, r]) => r.at));
-  assert.ok(lastFloodReply - started < 8000, `the flood was answered in ${lastFloodReply - started} ms, before the 10 s forward timeout`);
+  assert.ok(lastFloodReply - started < 40_000, `the flood was answered in ${lastFloodReply - started} ms, before the 60 s forward timeout`);
 
   // every cluster name asked during the flood was answered from the zone
   await eventually(async () => {
     for (let k = 0; k < clusterAsked; k++) assert.equal(replies.get(60_000 + k)?.rcode, 0, `cluster query ${k} answered NOERROR`);
-  }, 3000);
+  }, 10_000);
 
   // bounded bookkeeping: never more forwards held than the cap, and the upstream saw no more than that
   assert.ok(maxInFlight <= CAP, `in flight peaked at ${maxInFlight}`);

@@ -35,7 +35,8 @@ const isReady = (r: Replica): Promise<boolean> =>
   fetch(`http://127.0.0.1:${r.healthzPort}/readiness`, { signal: AbortSignal.timeout(500) }).then((x) => x.status === 200, () => false);
 
 async function waitReady(r: Replica): Promise<void> {
-  const deadline = Date.now() + 15_000;
+  // generous: a loaded CI machine takes seconds to start a node process
+  const deadline = Date.now() + 60_000;
   while (!(await isReady(r))) {
     if (Date.now() > deadline) throw new Error(`${r.name} not ready`);
     await new Promise((res) => setTimeout(res, 50));

@@ -71,7 +71,8 @@ export async function startTestDnsServer(opts: {
   const tcp: TcpServer = createServer((conn) => {
     let buf = Buffer.alloc(0);
     conn.on('error', () => conn.destroy());
-    conn.on('data', async (chunk) => {
+    // a handler that throws ends the connection instead of leaving an unhandled rejection
+    const onData = async (chunk: Buffer): Promise<void> => {
       buf = Buffer.concat([buf, chunk]);
       while (buf.length >= 2 && buf.length >= 2 + buf.readUInt16BE(0)) {
         const msg = buf.subarray(2, 2 + buf.readUInt16BE(0));
@@ -83,7 +84,8 @@ export async function startTestDnsServer(opts: {
           conn.write(Buffer.concat([len, reply]));
         }
       }
-    });
+    };
+    conn.on('data', (chunk) => void onData(chunk).catch(() => conn.destroy()));
   });
   const sockets = new Set<import('node:net').Socket>();
   tcp.on('connection', (c) => {
@@ -92,10 +94,13 @@ export async function startTestDnsServer(opts: {
   });
   const makeUdp = (): Socket => {
     const sock = createSocket(host.includes(':') ? 'udp6' : 'udp4');
-    sock.on('message', async (msg, rinfo) => {
-      const reply = await respond(msg, 'udp');
-      if (reply) sock.send(reply, rinfo.port, rinfo.address);
-    });
+    // a handler that throws sends no reply (what a broken server does) instead of an unhandled rejection
+    sock.on('message', (msg, rinfo) =>
+      void respond(msg, 'udp').then(
+        (reply) => reply && sock.send(reply, rinfo.port, rinfo.address),
+        () => undefined,
+      ),
+    );
     return sock;
   };
   const { udp, port } = await bindUdpAndTcp(host, opts.port, makeUdp, tcp);

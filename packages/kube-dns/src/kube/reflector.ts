@@ -9,6 +9,7 @@ import { randomInt } from 'node:crypto';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from '@kube-dns/config';
+import { LogLimiter } from '../forward/log-limiter.js';
 import { Backoff, type BackoffOptions } from './backoff.js';
 import { realClock, type Clock } from './clock.js';
 import { describeError, isGone, retryAfterMs } from './errors.js';
@@ -141,6 +142,9 @@ export class Reflector<T extends ObjectWithMeta> extends EventEmitter {
         if (!(await this.listAll())) return;
         needList = false;
       }
+      // stop() may have run while the list finished (its 'synced' listeners run first): it found
+      // no watch to abort, so none must start now
+      if (this.stopped) return;
       const started = this.clock.now();
       let events = 0;
       this.watches++;
@@ -232,12 +236,17 @@ export class Reflector<T extends ObjectWithMeta> extends EventEmitter {
     this.lastError = what;
   }
 
+  /** One log line per 10 s for objects that fail to apply: a flood of bad objects must not flood the log. */
+  private readonly applyLog = new LogLimiter(10_000);
+
   private safely(fn: () => void, key: string): void {
     try {
       fn();
     } catch (e) {
       this.noteError(`applying ${key}: ${describeError(e)}`);
-      this.o.log.error({ resource: this.o.resource, key, err: describeError(e) }, 'applying an object failed; skipped');
+      this.applyLog.maybe((suppressed) =>
+        this.o.log.error({ resource: this.o.resource, key, err: describeError(e), suppressed }, 'applying an object failed; skipped (counted in kubedns_kube_errors_total)'),
+      );
     }
   }
 
