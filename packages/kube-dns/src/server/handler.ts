@@ -1,7 +1,7 @@
 // One entry point for every query: handle(query bytes, transport) → reply bytes. The UDP and
 // TCP listeners only move bytes; tests can drive this directly (DESIGN.md §7, fastify's inject).
-import { createRequire } from 'node:module';
 import * as dnsPacket from 'dns-packet';
+import * as dnsTypes from 'dns-packet/types.js';
 import type { Logger } from '@kube-dns/config';
 import type { Transport } from '@kube-dns/dns-client';
 import { buildQuery } from '@kube-dns/dns-client';
@@ -9,11 +9,9 @@ import type { ZoneReader } from '../records/types.js';
 import type { Resolution } from '../resolve/types.js';
 import { RCODE_BY_NAME, encodeNegative, encodeRcode, encodeReply, fitRelayed, replyLimit } from './encode.js';
 import { ResponseCache } from './response-cache.js';
+import { rotateAnswers } from './rotate.js';
 import { CLASS_IN, RCODE, TYPE_ANY, errorReply, parseQuery, type ParsedQuery } from './wire.js';
 
-
-// dns-packet's type table (a CommonJS module without type declarations of its own)
-const dnsTypes = createRequire(import.meta.url)('dns-packet/types.js') as { toString(n: number): string };
 /** 'A', 'AAAA', ... or 'UNKNOWN_<n>' for types dns-packet does not know. */
 export const qtypeName = (n: number): string => dnsTypes.toString(n);
 
@@ -100,7 +98,7 @@ export class DnsHandler {
     const limit = replyLimit(q, transport);
     const key = ResponseCache.key(q, limit);
     const hit = this.cache.get(key, query, q, limit);
-    if (hit) return this.done(q, hit, transport, started, 'auth', true);
+    if (hit) return this.done(q, rotateAnswers(hit), transport, started, 'auth', true);
 
     if (q.qclass !== CLASS_IN) return this.done(q, encodeRcode(query, q, RCODE.REFUSED), transport, started, 'auth', false);
     const qtype = qtypeName(q.qtype);
@@ -123,7 +121,7 @@ export class DnsHandler {
     const gen = this.opts.zone.depGeneration(r.dep);
     const enc = encodeReply(query, q, { rcode, aa: r.aa, answers: r.answers, authorities: r.authorities, additionals: r.additionals }, limit);
     this.cache.set(key, enc.bytes, enc.nameOffsets, r.dep, gen, limit, enc.truncated); // keeps a copy of its own
-    return this.done(q, enc.bytes, transport, started, system, false);
+    return this.done(q, rotateAnswers(enc.bytes), transport, started, system, false);
   }
 
   private async forward(query: Buffer, q: ParsedQuery, transport: Transport, started: number, system: System): Promise<Buffer> {
