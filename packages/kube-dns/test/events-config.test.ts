@@ -11,7 +11,7 @@ import { eventually, startCluster, waitSynced, type Cluster } from './integratio
 type Ev = KubeObject & { type: string; reason: string; message: string; count: number; involvedObject: Record<string, string>; source: { component: string } };
 const events = (c: Cluster, reason?: string) => (c.api.list('events', 'kube-system') as Ev[]).filter((e) => reason === undefined || e.reason === reason);
 
-async function waitEvent(c: Cluster, reason: string, pred: (e: Ev) => boolean = () => true, ms = 5000): Promise<Ev> {
+async function waitEvent(c: Cluster, reason: string, pred: (e: Ev) => boolean = () => true, ms = 15_000): Promise<Ev> {
   let found: Ev | undefined;
   await eventually(async () => {
     found = events(c, reason).find(pred);

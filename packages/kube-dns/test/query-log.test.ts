@@ -32,7 +32,7 @@ async function serve(api: FakeApiServer, extra: string[], opts: { readStdout?: b
   if (opts.readStdout !== false) p.stdout.on('data', (d) => (stdout += d));
   p.stderr.on('data', (d) => (stderr += d));
   const exited = new Promise<number | null>((r) => p.on('exit', (code) => r(code)));
-  const deadline = Date.now() + 20_000;
+  const deadline = Date.now() + 60_000;
   for (;;) {
     const ok = await fetch(`http://127.0.0.1:${healthzPort}/readiness`).then((r) => r.ok, () => false);
     if (ok) break;
@@ -102,7 +102,7 @@ test('off by default; --log-queries=0.25 logs about a quarter; a bad rate is ref
     await api.close();
   });
   for (let i = 0; i < 20; i++) {
-    await Promise.all(Array.from({ length: 20 }, () => Promise.all([off, some].map((k) => query(k.server, { name: 'kubernetes.default.svc.cluster.local', type: 'A' })))));
+    await Promise.all(Array.from({ length: 20 }, () => Promise.all([off, some].map((k) => query(k.server, { name: 'kubernetes.default.svc.cluster.local', type: 'A', timeoutMs: 5000 })))));
   }
   await new Promise((r) => setTimeout(r, 300));
   assert.equal(off.lines().length, 0);
@@ -127,7 +127,7 @@ test('a flood is capped at --log-queries-max-rate lines per second, and said so 
   const started = Date.now();
   let answered = 0;
   for (let i = 0; i < 50; i++) {
-    await Promise.all(Array.from({ length: 20 }, (_, k) => query(kd.server, { name: `n${i}-${k}.default.svc.cluster.local`, type: 'A' }).then(() => answered++)));
+    await Promise.all(Array.from({ length: 20 }, (_, k) => query(kd.server, { name: `n${i}-${k}.default.svc.cluster.local`, type: 'A', timeoutMs: 5000 }).then(() => answered++)));
   }
   const seconds = (Date.now() - started) / 1000;
   assert.equal(answered, 1000);
@@ -150,7 +150,7 @@ test('a stdout nobody reads (a stuck log pipe): every query is still answered', 
   let answered = 0;
   for (let i = 0; i < 200; i++) {
     await Promise.all(
-      Array.from({ length: 20 }, (_, k) => query(kd.server, { name: `stuck-${i}-${k}.default.svc.cluster.local`, type: 'A', timeoutMs: 3000 }).then(() => answered++)),
+      Array.from({ length: 20 }, (_, k) => query(kd.server, { name: `stuck-${i}-${k}.default.svc.cluster.local`, type: 'A', timeoutMs: 5000 }).then(() => answered++)),
     );
   }
   assert.equal(answered, 4000);

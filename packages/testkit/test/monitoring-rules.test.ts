@@ -122,6 +122,8 @@ const CASES: Case[] = [
   { alert: 'KubeDNSForwardLoop', why: 'no loop', series: [[`kubedns_forward_loops_detected_total{${KUBEDNS}}`, '0x20']], at: '6m', fires: [] },
   { alert: 'KubeDNSDnsmasqCacheEvictions', why: '10 evictions/s for 40 minutes', series: [[`kubedns_dnsmasq_evictions{${SIDECAR}}`, '0+600x45']], at: '45m', fires: [podLabels] },
   { alert: 'KubeDNSDnsmasqCacheEvictions', why: '1 eviction/s', series: [[`kubedns_dnsmasq_evictions{${SIDECAR}}`, '0+60x45']], at: '45m', fires: [] },
+  { alert: 'KubeDNSForwardConcurrencyLimit', why: 'one query a second turned away at the cap', series: [[`kubedns_forward_rejected_total{${KUBEDNS}}`, '0+60x20']], at: '15m', fires: [podLabels] },
+  { alert: 'KubeDNSForwardConcurrencyLimit', why: 'three rejections a minute', series: [[`kubedns_forward_rejected_total{${KUBEDNS}}`, '0+3x20']], at: '15m', fires: [] },
   {
     alert: 'KubeDNSAPISyncStale', why: 'nothing heard for 30 minutes and requests failing',
     series: [
