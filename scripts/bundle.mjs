@@ -94,6 +94,27 @@ function inlinePackageJson(pkg) {
   };
 }
 
+/**
+ * esbuild plugin: node-fetch 2 (client-node's HTTP client) takes `Url.URL || whatwgUrl.URL`, so
+ * on Node it never uses whatwg-url, yet loading it parses tr46's Unicode mapping table (about
+ * 250 KB of JSON) at start-up. It gets a module that hands over Node's own URL instead.
+ */
+function nodeUrlForWhatwgUrl() {
+  return {
+    name: 'node-url-for-whatwg-url',
+    setup(build) {
+      build.onResolve({ filter: /^whatwg-url$/ }, (args) => {
+        if (!/[\\/]node-fetch[\\/]/.test(args.importer)) return undefined;
+        return { path: 'whatwg-url', namespace: 'node-url' };
+      });
+      build.onLoad({ filter: /.*/, namespace: 'node-url' }, () => ({
+        contents: "const { URL, URLSearchParams } = require('node:url'); module.exports = { URL, URLSearchParams };",
+        loader: 'js',
+      }));
+    },
+  };
+}
+
 export async function bundle(pkg) {
   const outfile = join(root, 'packages', pkg, 'bundle', `${pkg}.mjs`);
   const result = await esbuild.build({
@@ -114,7 +135,7 @@ export async function bundle(pkg) {
     metafile: true,
     write: false,
     logLevel: 'warning',
-    plugins: [trimClientNodeModels(), inlinePackageJson(pkg)],
+    plugins: [trimClientNodeModels(), nodeUrlForWhatwgUrl(), inlinePackageJson(pkg)],
   });
   // Written to a temporary name and renamed: a launcher starting meanwhile (or rebuilding the
   // same bundle at the same moment, see bin/) never reads half a file.
