@@ -34,10 +34,10 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const children = new Set();
 
 function start(cmd, args, opts = {}) {
-  const p = spawn(cmd, args, { detached: true, stdio: ['ignore', opts.stdout ?? 'ignore', 'pipe'], env: { ...process.env, ...opts.env } });
+  const p = spawn(cmd, args, { detached: true, stdio: ['ignore', opts.stdout ?? 'ignore', opts.stderr ?? 'pipe'], env: { ...process.env, ...opts.env } });
   children.add(p);
   p.tail = '';
-  p.stderr.on('data', (d) => (p.tail = (p.tail + d).slice(-4000)));
+  p.stderr?.on('data', (d) => (p.tail = (p.tail + d).slice(-4000)));
   p.on('exit', () => children.delete(p));
   p.on('error', (e) => (p.tail += `\n${e.message}`));
   return p;
@@ -438,7 +438,7 @@ async function main() {
 // bench/results/footprint.json).
 async function memoryBench() {
   say('');
-  const fp = spawn(process.execPath, [join(root, 'scripts', 'bench-footprint.mjs'), ...(quick ? ['--quick'] : [])], { stdio: 'inherit' });
+  const fp = start(process.execPath, [join(root, 'scripts', 'bench-footprint.mjs'), ...(quick ? ['--quick'] : [])], { stdout: 'inherit', stderr: 'inherit' });
   const code = await new Promise((r) => fp.once('exit', r));
   if (code !== 0) throw new Error(`scripts/bench-footprint.mjs exited with ${code}`);
 }
