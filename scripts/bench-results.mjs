@@ -50,11 +50,21 @@ export function markdown(d) {
     `| the same with the abuser at 100 qps | ${L(d.abuse.with)} | p99 ≤ 2x without the abuser: ${verdict(g('abuse'))} |`,
     `| largest event-loop delay in the ${d.eventLoop.seconds} s run | ${d.eventLoop.exported ? `${d.eventLoop.maxMs} ms` : 'not exported by this build'} | < 5 ms: ${verdict(g('no event-loop'))} |`,
   ];
-  return [...rows, ...lat].join('\n');
+  const when = `Figures of \`${d.command}\` on ${d.date.slice(0, 16).replace('T', ' ')} UTC, code at ${d.code.commit}${d.code.dirty ? ' (with uncommitted changes)' : ''}, load average ${d.machine.loadavgAtStart[0]} at the start and ${d.machine.loadavgAtEnd?.[0]} at the end (${d.machine.cpus} cores).`;
+  return [when, '', ...rows, ...lat].join('\n');
 }
 
-if (process.argv[1] === new URL(import.meta.url).pathname && process.argv.includes('--markdown')) {
+// `--markdown` prints the tables; `--readme` replaces them in README.md between the
+// <!-- bench-figures --> markers (after a rerun on a quiet machine: one command).
+if (process.argv[1] === new URL(import.meta.url).pathname) {
   const all = await readResults();
   if (!all.dns) throw new Error(`${LATEST}: no "dns" section; run npm run bench first`);
-  process.stdout.write(`${markdown(all.dns)}\n`);
+  if (process.argv.includes('--readme')) {
+    const readme = join(RESULTS_DIR, '..', '..', 'README.md');
+    const text = await readFile(readme, 'utf8');
+    const re = /(<!-- bench-figures[^>]*-->\n)[\s\S]*?(\n<!-- \/bench-figures -->)/;
+    if (!re.test(text)) throw new Error('README.md: no <!-- bench-figures --> ... <!-- /bench-figures --> block');
+    await writeFile(readme, text.replace(re, (_, a, b) => `${a}${markdown(all.dns)}${b}`));
+    process.stdout.write('README.md: Performance figures replaced from bench/results/latest.json\n');
+  } else process.stdout.write(`${markdown(all.dns)}\n`);
 }
