@@ -7,6 +7,8 @@ export npm_config_loglevel=${npm_config_loglevel:-error} npm_config_fund=false n
 
 need=()
 command -v dnsmasq >/dev/null 2>&1 || [ -x /usr/sbin/dnsmasq ] || need+=(dnsmasq-base)
+# promtool (rule tests) and prometheus (the dashboard test scrapes the demo pod)
+command -v promtool >/dev/null 2>&1 && command -v prometheus >/dev/null 2>&1 || need+=(prometheus)
 if [ "${1:-}" = "--with-bench" ]; then command -v dnsperf >/dev/null 2>&1 || need+=(dnsperf); fi
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then

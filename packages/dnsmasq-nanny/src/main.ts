@@ -7,6 +7,7 @@
 import { FlagError, createLogger } from '@kube-dns/config';
 import { Nanny, StartupError } from './nanny.js';
 import { parseNannyOptions } from './options.js';
+import { reportPodEvents } from './pod-events.js';
 
 async function main(argv: string[]): Promise<void> {
   let parsed;
@@ -24,6 +25,7 @@ async function main(argv: string[]): Promise<void> {
   const options = parsed.options;
   const log = createLogger('dnsmasq-nanny', options.verbosity);
   const nanny = new Nanny(options, log);
+  const events = reportPodEvents(nanny, options.kubecfgFile, log);
   // An exception nothing caught leaves the supervisor in an unknown state: log it with its stack,
   // take dnsmasq down with us (so no orphan keeps the port) and exit non-zero; the kubelet
   // restarts the container. Unhandled rejections arrive here too (Node's default).
@@ -46,6 +48,7 @@ async function main(argv: string[]): Promise<void> {
     exiting = true;
     log.info({ reason }, 'stopping dnsmasq');
     await nanny.stop().catch((e: unknown) => log.error({ err: (e as Error).message }, 'error while stopping'));
+    await events?.flush(2000);
     log.info({ code }, 'exiting');
     process.exit(code);
   };

@@ -4,7 +4,7 @@ import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ConfigDirSource, type KubeDnsConfig, type Logger, parseResolvConf } from '@kube-dns/config';
 import { addnHostsPaths, argumentConflicts, buildDnsmasqArgs, resolvFilePath } from './dnsmasq-args.js';
-import { DnsmasqProcess } from './dnsmasq-process.js';
+import { DnsmasqProcess, type ExitInfo } from './dnsmasq-process.js';
 import { writeFileAtomic } from './files.js';
 import { HOSTS_FILE_NAME, hostsFileText } from './hosts-file.js';
 import type { NannyOptions } from './options.js';
@@ -25,6 +25,10 @@ const UNRESOLVED_RETRY_MS = 2000;
 export interface NannyEvents {
   /** dnsmasq cannot be kept running: the process should exit non-zero. */
   fatal: [Error];
+  /** dnsmasq ended on its own (not stopped by us); a restart follows unless `fatal` does. */
+  dnsmasqExited: [ExitInfo];
+  /** dnsmasq was started again after it ended. */
+  dnsmasqRestarted: [];
 }
 
 export class Nanny extends EventEmitter<NannyEvents> {
@@ -80,6 +84,8 @@ export class Nanny extends EventEmitter<NannyEvents> {
     log.info({ exec: opts.dnsmasqExec, args }, 'starting dnsmasq');
     const supervisor = new Supervisor({ spawn: () => new DnsmasqProcess({ exec: opts.dnsmasqExec, args, log }), log });
     this.supervisor = supervisor;
+    supervisor.on('exited', (info) => this.stopped || this.emit('dnsmasqExited', info));
+    supervisor.on('started', ({ restart }) => restart && this.emit('dnsmasqRestarted'));
     supervisor.on('fatal', (e) => this.emit('fatal', new Error(`${e.message} (dnsmasq command: ${[opts.dnsmasqExec, ...args].join(' ')})`)));
     this.reloader = new ServersReloader(lines, {
       write: (l) => writeFileAtomic(this.serversFile, serversFileText(l)),

@@ -27,6 +27,8 @@ export interface NannyOptions {
   lameduckMs: number;
   /** Arguments after `--`, for dnsmasq. */
   dnsmasqArgs: string[];
+  /** Kubeconfig for Kubernetes Events ('' = the pod's service account). */
+  kubecfgFile: string;
 }
 
 export const SUMMARY =
@@ -90,6 +92,9 @@ export const NANNY_FLAGS: FlagSpecs = {
     validate: nonNegative,
   },
   v: { type: 'int', default: 0, help: 'number for the log level verbosity' },
+  // Events (dnsmasq restarts, on this pod): in a pod the service account is used; this flag is
+  // for running outside a cluster. Without POD_NAME in the environment no Event is sent.
+  kubecfgFile: { type: 'string', default: '', help: "kubeconfig for Kubernetes Events about dnsmasq restarts (default: the pod's service account)" },
   ...KLOG_COMPAT_FLAGS,
 };
 
@@ -134,6 +139,7 @@ export function parseNannyOptions(argv: readonly string[], cwd = process.cwd()):
       livenessFailures: v.livenessProbeFailures as number,
       lameduckMs: v.lameduck as number,
       dnsmasqArgs,
+      kubecfgFile: v.kubecfgFile as string,
     },
   };
 }

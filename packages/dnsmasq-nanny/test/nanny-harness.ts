@@ -43,6 +43,8 @@ export interface NannyStartOptions {
   /** Replace the whole dnsmasq argument list (the port is still chosen here). */
   rawDnsmasqArgs?: (port: number) => string[];
   waitReady?: boolean;
+  /** Extra environment (the downward API's POD_NAME, ...). */
+  env?: Record<string, string>;
 }
 
 /** The loopback dnsmasq base, minus what the nanny adds itself (--no-resolv, -k). */
@@ -83,7 +85,7 @@ export async function startNanny(t: { after: (fn: () => unknown) => void }, o: N
     '--',
     ...dnsmasqArgs,
   ];
-  const proc = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  const proc = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, ...o.env } });
   const logs: LogLine[] = [];
   const rawOutput: string[] = [];
   const waiters = new Set<() => void>();

@@ -8,6 +8,8 @@ import { Forwarder } from './forward/forwarder.js';
 import { registerForwardCapMetrics } from './forward/metrics.js';
 import { KubeDnsMetrics } from './http/metrics.js';
 import { createHttpApp, listenHttp } from './http/server.js';
+import { kubeDnsEventRecorder, reportConfigEvents } from './events/config-events.js';
+import { QueryLog } from './querylog/query-log.js';
 import { dumpJson } from './records/dump.js';
 import { loadKubeConfig } from './kube/kubeconfig.js';
 import { KubeSync, type KubeSyncOptions } from './kube/sync.js';
@@ -102,6 +104,11 @@ export async function startKubeDns(o: KubeDnsOptions, x: StartExtras): Promise<K
 
   registerForwardCapMetrics(metrics.registry, forwarder);
 
+  // The API server's address and credentials: list/watch below, and Events about the ConfigMap
+  // from its first load on.
+  const kc = loadKubeConfig({ kubecfgFile: o.kubecfgFile || undefined, masterUrl: o.kubeMasterUrl || undefined });
+  const events = kubeDnsEventRecorder(kc, log);
+
   // --- config: ConfigMap directory, or the static --nameservers
   let config = defaultConfig();
   const applyConfig = (c: KubeDnsConfig) => {
@@ -126,6 +133,7 @@ export async function startKubeDns(o: KubeDnsOptions, x: StartExtras): Promise<K
       applyConfig(c);
     });
     source.on('rejected', () => metrics.configRejects.inc());
+    reportConfigEvents(source, events);
     await source.start();
   } else {
     applyConfig(defaultConfig());
@@ -141,6 +149,7 @@ export async function startKubeDns(o: KubeDnsOptions, x: StartExtras): Promise<K
     observer: metrics,
     cacheEntries: o.responseCacheEntries,
     cacheBytes: o.responseCacheBytes,
+    ...(o.logQueries > 0 && { queryLog: new QueryLog({ rate: o.logQueries, maxPerSecond: o.logQueriesMaxRate, log }) }),
   });
   // UDP and TCP on one port. With --dns-port=0 (tests) the number UDP picks may be taken on TCP:
   // then try another number.
@@ -182,7 +191,6 @@ export async function startKubeDns(o: KubeDnsOptions, x: StartExtras): Promise<K
   if (x.metricsPort !== undefined) servers.push(await listenHttp(app, o.healthzBindAddress, x.metricsPort, log, 'metrics HTTP'));
 
   // --- list/watch
-  const kc = loadKubeConfig({ kubecfgFile: o.kubecfgFile || undefined, masterUrl: o.kubeMasterUrl || undefined });
   sync = new KubeSync({ kc, zone, watchPods: o.pods === 'verified', log, ...x.kubeSync });
   syncStarted = Date.now();
   sync.once('synced', () => log.info({ ms: Date.now() - syncStarted, ...zone.stats() }, 'initial sync with the API server done: ready'));
@@ -217,6 +225,7 @@ export async function startKubeDns(o: KubeDnsOptions, x: StartExtras): Promise<K
       await Promise.all([udp.close(), tcp.close()]);
       await sync?.stop();
       await source?.stop();
+      events.close();
       await Promise.all(servers.map((s) => new Promise<void>((r) => { s.closeAllConnections(); s.close(() => r()); })));
       metrics.close();
     },

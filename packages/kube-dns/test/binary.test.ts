@@ -110,11 +110,12 @@ test('SIGTERM: readiness fails at once, queries keep being answered for --lamedu
   assert.equal((await fetch(`http://127.0.0.1:${healthzPort}/readiness`)).status, 503);
   const during = await query(server, { name: 'kubernetes.default.svc.cluster.local', type: 'A', timeoutMs: 2000 });
   assert.deepEqual(datas(during.packet.answers), ['10.0.0.1']);
-  // the period ends: no new queries, and the one in flight is still answered
-  await waitLog(/stopping: no new queries, answering those in flight/, 'stopping');
+  // the query that was in flight at SIGTERM is answered (the upstream lets it go now, well within
+  // the forwarding timeout), then the period ends
   release();
   const reply = await inflight;
   assert.deepEqual(datas(reply.packet.answers), ['192.0.2.1'], 'the query in flight was answered');
+  await waitLog(/stopping: no new queries, answering those in flight/, 'stopping');
   assert.equal(await r.exited, 0);
   assert.ok(Date.now() - t0 >= 2000, 'not before the lameduck period ended');
   // generous: the hard stop is 5 s after the period; a loaded machine adds to it
@@ -130,7 +131,7 @@ test('no API server at start: it logs loudly after --initial-sync-timeout, keeps
   await api.faults.pause();
   const { r, dnsPort, healthzPort } = await runServing(api.kubeconfigPath, ['--initial-sync-timeout=300ms']);
   t.after(() => r.p.kill('SIGKILL'));
-  const deadline = Date.now() + 8000;
+  const deadline = Date.now() + 30_000; // generous: a loaded machine takes seconds to start a node process
   while (!/still no initial sync with the API server/.test(r.err())) {
     assert.ok(Date.now() < deadline, `no loud log line: ${r.err().slice(-2000)}`);
     assert.equal(r.p.exitCode, null, 'the original exits here; we keep trying');

@@ -1,7 +1,7 @@
 // One entry point for every query: handle(query bytes, transport) → reply bytes. The UDP and
 // TCP listeners only move bytes; tests can drive this directly (DESIGN.md §7, fastify's inject).
-import { createRequire } from 'node:module';
 import * as dnsPacket from 'dns-packet';
+import * as dnsTypes from 'dns-packet/types.js';
 import type { Logger } from '@kube-dns/config';
 import type { Transport } from '@kube-dns/dns-client';
 import { buildQuery } from '@kube-dns/dns-client';
@@ -12,9 +12,6 @@ import { ResponseCache } from './response-cache.js';
 import { rotateAnswers } from './rotate.js';
 import { CLASS_IN, RCODE, TYPE_ANY, errorReply, parseQuery, type ParsedQuery } from './wire.js';
 
-
-// dns-packet's type table (a CommonJS module without type declarations of its own)
-const dnsTypes = createRequire(import.meta.url)('dns-packet/types.js') as { toString(n: number): string };
 /** 'A', 'AAAA', ... or 'UNKNOWN_<n>' for types dns-packet does not know. */
 export const qtypeName = (n: number): string => dnsTypes.toString(n);
 
@@ -44,17 +41,25 @@ export interface HandlerOptions {
   cacheEntries?: number;
   /** Bound of the response cache in bytes (--response-cache-bytes). */
   cacheBytes?: number;
+  /** --log-queries (querylog/query-log.ts). */
+  queryLog?: QueryLogSink;
+}
+
+export interface QueryLogSink {
+  record(q: ParsedQuery, transport: Transport, address: string | undefined, port: number | undefined, started: number, reply: Buffer | Promise<Buffer | undefined> | undefined, cached: boolean): void;
 }
 
 export class DnsHandler {
   readonly cache: ResponseCache;
+  /** Whether the last reply done() saw came from the cache (read by the query log right after a sync answer). */
+  private lastHit = false;
 
   constructor(private readonly opts: HandlerOptions) {
     this.cache = new ResponseCache(opts.zone, opts.cacheEntries, opts.cacheBytes);
   }
 
   /** Never throws: a reply, a promise of one, or undefined when nothing should be sent. */
-  handle(query: Buffer, transport: Transport): Buffer | Promise<Buffer | undefined> | undefined {
+  handle(query: Buffer, transport: Transport, address?: string, port?: number): Buffer | Promise<Buffer | undefined> | undefined {
     const started = performance.now();
     let parsed;
     try {
@@ -70,6 +75,8 @@ export class DnsHandler {
     const q = parsed.query;
     try {
       const reply = this.answer(query, q, transport, started);
+      // cache hits are always synchronous; a promise is a forward, never a hit
+      if (this.opts.queryLog) this.opts.queryLog.record(q, transport, address, port, started, reply, Buffer.isBuffer(reply) && this.lastHit);
       return reply;
     } catch (e) {
       this.opts.log.error({ err: e, name: q.name, qtype: q.qtype }, 'failed to answer a query');
@@ -78,6 +85,7 @@ export class DnsHandler {
   }
 
   private done(q: ParsedQuery, reply: Buffer, transport: Transport, started: number, system: System, cacheHit: boolean): Buffer {
+    this.lastHit = cacheHit;
     this.opts.observer?.observe(q.qtype, reply.length >= 4 ? reply.readUInt16BE(2) & 0xf : RCODE.SERVFAIL, transport, system, (performance.now() - started) / 1000, reply.length, cacheHit);
     return reply;
   }

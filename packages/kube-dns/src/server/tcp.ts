@@ -150,7 +150,7 @@ export class TcpListener {
       st.buf = st.buf.length === 2 + len ? EMPTY : st.buf.subarray(2 + len);
       answered = true;
       if (len === 0) continue;
-      const r = this.handler.handle(msg, 'tcp');
+      const r = this.handler.handle(msg, 'tcp', c.remoteAddress, c.remotePort);
       if (r === undefined) continue;
       if (Buffer.isBuffer(r)) this.write(st, r);
       else this.await(st, r);

@@ -1,6 +1,8 @@
 // A fake kube-apiserver over real HTTP(S), for tests: the one stand-in of this project. It speaks
 // the protocol @kubernetes/client-node (and client-go) use, so the code under test runs unmodified:
-//   GET /api/v1[/namespaces/<ns>]/{services,pods,configmaps}[/<name>]
+//   GET /api/v1[/namespaces/<ns>]/{services,pods,configmaps,events}[/<name>]
+//   POST to a namespaced collection (create), PATCH with a merge patch on an object (writes.ts):
+//     what the Event recorders do; tests read the Events back with list('events')
 //   GET /apis/discovery.k8s.io/v1[/namespaces/<ns>]/endpointslices[/<name>]
 //   list: metadata.resourceVersion; limit + continue (consistent snapshot; expired token → 410)
 //   ?watch=true&resourceVersion=N[&allowWatchBookmarks=true][&timeoutSeconds=S]: JSON lines,
@@ -22,6 +24,7 @@ import { continueExpired, status, type KubeStatus } from './status.js';
 import { ObjectStore, type KubeObject } from './store.js';
 import { selfSignedCert } from './tls.js';
 import { WatchStream } from './watch-stream.js';
+import { handleWrite } from './writes.js';
 
 export interface FakeApiServerOptions {
   /** Bearer token clients must send; random by default. */
@@ -205,7 +208,11 @@ export async function startFakeApiServer(opts: FakeApiServerOptions = {}): Promi
       return;
     }
     if (!parsed) return fail(status(404, 'the server could not find the requested resource'));
-    if (req.method !== 'GET') return fail(status(405, `the fake API server only serves GET, not ${req.method}`));
+    if (req.method === 'POST' || req.method === 'PATCH') {
+      void handleWrite(req, parsed, store, reply).catch((e: unknown) => fail(status(500, String(e))));
+      return;
+    }
+    if (req.method !== 'GET') return fail(status(405, `the fake API server serves GET, POST and PATCH, not ${req.method}`));
 
     if (parsed.name !== undefined) return getOne(parsed, reply);
     if (isWatch) return startWatch(parsed, query, rec, res);
