@@ -59,7 +59,7 @@ async function dnsperf(label, port, file) {
   say(`  ${label.padEnd(64)} ${String(qps).padStart(7)} qps  avg ${avg.toFixed(3)} ms  lost ${lost}`);
 }
 
-await run('dnsperf', ['-h']).catch((e) => { if (e.code === 'ENOENT') throw new Error('dnsperf is missing: install the Debian package dnsperf'); });
+await run('dnsperf', ['-h']).catch((e) => { if (e.code === 'ENOENT') throw new Error('dnsperf is missing: scripts/install.sh --with-bench installs it (Debian package dnsperf)'); });
 const dir = await mkdtemp(join(tmpdir(), 'bench-fresh-'));
 const api = await startFakeApiServer();
 // 1,000 services in 50 namespaces, one in ten headless with 3 endpoints (as scripts/bench.mjs)
