@@ -1,7 +1,7 @@
 // One entry point for every query: handle(query bytes, transport) → reply bytes. The UDP and
 // TCP listeners only move bytes; tests can drive this directly (DESIGN.md §7, fastify's inject).
-import { createRequire } from 'node:module';
 import * as dnsPacket from 'dns-packet';
+import * as dnsTypes from 'dns-packet/types.js';
 import type { Logger } from '@kube-dns/config';
 import type { Transport } from '@kube-dns/dns-client';
 import { buildQuery } from '@kube-dns/dns-client';
@@ -11,9 +11,6 @@ import { RCODE_BY_NAME, encodeRcode, encodeReply, replyLimit } from './encode.js
 import { ResponseCache } from './response-cache.js';
 import { CLASS_IN, RCODE, TYPE_ANY, errorReply, parseQuery, type ParsedQuery } from './wire.js';
 
-
-// dns-packet's type table (a CommonJS module without type declarations of its own)
-const dnsTypes = createRequire(import.meta.url)('dns-packet/types.js') as { toString(n: number): string };
 /** 'A', 'AAAA', ... or 'UNKNOWN_<n>' for types dns-packet does not know. */
 export const qtypeName = (n: number): string => dnsTypes.toString(n);
 

@@ -1,0 +1,146 @@
+#!/usr/bin/env node
+// The production build (docs/footprint.md): one self-contained ESM file per binary, bundled and
+// tree-shaken by esbuild from what `tsc -b` wrote to dist/, runnable with plain `node` and no
+// node_modules. Every byte of JavaScript a process loads stays in its heap as source and
+// bytecode, so what is not bundled is memory saved in every replica of the pod.
+//   node scripts/bundle.mjs [--only PKG] [--analyze]   (after tsc -b; `npm run build` runs both)
+// Writes packages/<pkg>/bundle/<pkg>.mjs (+ .map, + .LEGAL.txt with the bundled licences).
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import * as esbuild from 'esbuild';
+
+const root = new URL('..', import.meta.url).pathname;
+const require = createRequire(join(root, 'packages/kube-dns/package.json'));
+export const BINARIES = ['kube-dns', 'dnsmasq-nanny', 'sidecar'];
+
+/**
+ * The API types kube-dns deserializes (list responses of the resources it watches, and the
+ * Status of an error). client-node's ObjectSerializer maps every one of its ~2,500 generated
+ * model classes by name, which keeps all of them (about 11 MB of JavaScript) alive in any
+ * program that makes one API call. We generate its type map with the models reachable from
+ * these roots only: deserializing them gives the very same objects, and the other models are
+ * tree-shaken away.
+ */
+const API_ROOTS = ['V1ServiceList', 'V1EndpointSliceList', 'V1PodList', 'V1Status', 'V1WatchEvent'];
+
+async function reachableModels(roots) {
+  const genDir = join(dirname(require.resolve('@kubernetes/client-node')), 'gen');
+  const all = await import(join(genDir, 'models', 'all.js'));
+  const seen = new Set();
+  const visit = (type) => {
+    for (const m of type.matchAll(/[A-Za-z0-9_]+/g)) {
+      const name = m[0];
+      const cls = all[name];
+      if (seen.has(name) || typeof cls?.getAttributeTypeMap !== 'function') continue;
+      seen.add(name);
+      for (const a of cls.getAttributeTypeMap()) visit(a.type);
+      for (const sub of Object.values(cls.mapping ?? {})) visit(sub);
+    }
+  };
+  roots.forEach(visit);
+  return seen;
+}
+
+/** esbuild plugin: ObjectSerializer with a type map of the reachable models only (see above). */
+function trimClientNodeModels() {
+  let models;
+  return {
+    name: 'trim-client-node-models',
+    setup(build) {
+      // Each generated module ends in assignments to its class's statics (Model.mapping = ...),
+      // which esbuild must assume to be side effects: it would keep every module imported at
+      // all. They are not, so mark them side-effect free and only what is used stays.
+      build.onResolve({ filter: /^\.\.?\/.*\.js$/ }, async (args) => {
+        if (args.pluginData === 'trim' || !/@kubernetes[\\/]client-node[\\/]dist[\\/]gen[\\/]/.test(args.importer)) return undefined;
+        const r = await build.resolve(args.path, { resolveDir: args.resolveDir, kind: args.kind, importer: args.importer, pluginData: 'trim' });
+        return r.errors.length > 0 ? { errors: r.errors } : { path: r.path, sideEffects: false };
+      });
+      build.onLoad({ filter: /@kubernetes[\\/]client-node[\\/]dist[\\/]gen[\\/]models[\\/]ObjectSerializer\.js$/ }, async (args) => {
+        models ??= await reachableModels(API_ROOTS);
+        const src = await readFile(args.path, 'utf8');
+        // drop `export * from '../models/X.js'` and `import { X } from '../models/X.js'` of
+        // unreachable models, and their lines in `typeMap`
+        const keep = (name) => models.has(name);
+        let out = src
+          .replace(/^export \* from '\.\.\/models\/([A-Za-z0-9_]+)\.js';\n/gm, (line, name) => (keep(name) ? line : ''))
+          .replace(/^import \{ ([A-Za-z0-9_]+) \} from '\.\.\/models\/[A-Za-z0-9_]+\.js';\n/gm, (line, name) => (keep(name) ? line : ''))
+          .replace(/^ {4}"([A-Za-z0-9_]+)": ([A-Za-z0-9_]+),\n/gm, (line, name) => (keep(name) ? line : ''));
+        const left = [...out.matchAll(/^import \{ ([A-Za-z0-9_]+) \}/gm)].length;
+        if (left !== models.size) throw new Error(`trim-client-node-models: ObjectSerializer.js kept ${left} imports for ${models.size} models: its layout changed, update scripts/bundle.mjs`);
+        return { contents: out, loader: 'js' };
+      });
+    },
+  };
+}
+
+/**
+ * esbuild plugin: the version modules read their package.json next to dist/ at run time; a bundle
+ * has no package.json beside it, so the file's contents are inlined at build time instead.
+ */
+function inlinePackageJson(pkg) {
+  const READ = "readFileSync(new URL('../../package.json', import.meta.url), 'utf8')";
+  return {
+    name: 'inline-package-json',
+    setup(build) {
+      build.onLoad({ filter: /[\\/]dist[\\/]src[\\/]version\.js$/ }, async (args) => {
+        if (!args.path.startsWith(join(root, 'packages', pkg, 'dist', 'src'))) return undefined;
+        const src = await readFile(args.path, 'utf8');
+        if (!src.includes(READ)) throw new Error(`inline-package-json: ${args.path} no longer reads ${READ}: update scripts/bundle.mjs`);
+        const json = await readFile(join(root, 'packages', pkg, 'package.json'), 'utf8');
+        return { contents: src.replaceAll(READ, JSON.stringify(json)), loader: 'js' };
+      });
+    },
+  };
+}
+
+export async function bundle(pkg) {
+  const outfile = join(root, 'packages', pkg, 'bundle', `${pkg}.mjs`);
+  const result = await esbuild.build({
+    entryPoints: [join(root, 'packages', pkg, 'dist', 'src', 'main.js')],
+    outfile,
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    // Bundled CommonJS modules call require() on Node's built-ins: give them a real one.
+    banner: { js: "import { createRequire as __kdnsCreateRequire } from 'node:module'; const require = __kdnsCreateRequire(import.meta.url);" },
+    // Whitespace and syntax only: function and class names stay readable in stack traces and
+    // logs; the source map (not loaded unless --enable-source-maps) gives the original lines.
+    minifyWhitespace: true,
+    minifySyntax: true,
+    sourcemap: 'external',
+    legalComments: 'external',
+    metafile: true,
+    write: false,
+    logLevel: 'warning',
+    plugins: [trimClientNodeModels(), inlinePackageJson(pkg)],
+  });
+  // Written to a temporary name and renamed: a launcher starting meanwhile (or rebuilding the
+  // same bundle at the same moment, see bin/) never reads half a file.
+  await mkdir(dirname(outfile), { recursive: true });
+  for (const f of result.outputFiles) {
+    const tmp = `${f.path}.${process.pid}.tmp`;
+    await writeFile(tmp, f.contents);
+    await rename(tmp, f.path);
+  }
+  const size = result.outputFiles.find((f) => f.path === outfile).contents.length;
+  return { pkg, outfile, size, metafile: result.metafile };
+}
+
+async function main() {
+  const only = process.argv.indexOf('--only');
+  for (const pkg of only >= 0 ? [process.argv[only + 1]] : BINARIES) {
+    if (!BINARIES.includes(pkg)) throw new Error(`--only: not a binary: ${pkg} (one of ${BINARIES.join(', ')})`);
+    const b = await bundle(pkg);
+    process.stdout.write(`bundle: ${b.outfile.slice(root.length)} ${(b.size / 1024).toFixed(0)} KB\n`);
+    if (process.argv.includes('--analyze')) process.stdout.write(await esbuild.analyzeMetafile(b.metafile, { verbose: false }));
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  main().catch((e) => {
+    console.error(`bundle failed: ${e.message}`);
+    process.exit(1);
+  });
+}
