@@ -71,6 +71,7 @@ export const NANNY_FLAGS: FlagSpecs = {
     validate: (v: string) => (isDns1123Subdomain(v.replace(/\.$/, '').toLowerCase()) ? undefined : 'not a valid domain'),
   },
   v: { type: 'int', default: 0, help: 'number for the log level verbosity' },
+  version: { type: 'optional', help: 'print version information and quit (--version or --version=raw)' },
   ...KLOG_COMPAT_FLAGS,
 };
 
@@ -84,7 +85,7 @@ export function extractDnsmasqArgs(argv: readonly string[]): { dnsmasqArgs: stri
   return { dnsmasqArgs: argv.slice(i + 1), rest: argv.slice(0, i) };
 }
 
-export type ParseResult = { kind: 'options'; options: NannyOptions } | { kind: 'help'; text: string };
+export type ParseResult = { kind: 'options'; options: NannyOptions } | { kind: 'help'; text: string } | { kind: 'version'; raw: boolean };
 
 export function parseNannyOptions(argv: readonly string[], cwd = process.cwd()): ParseResult {
   const { dnsmasqArgs, rest } = extractDnsmasqArgs(argv);
@@ -92,6 +93,11 @@ export function parseNannyOptions(argv: readonly string[], cwd = process.cwd()):
   if (parsed.help) return { kind: 'help', text: usage('dnsmasq-nanny', SUMMARY, NANNY_FLAGS) };
   if (parsed.positional.length > 0) {
     throw new FlagError(`unexpected argument ${JSON.stringify(parsed.positional[0])}: arguments for dnsmasq go after "--"`);
+  }
+  const version = parsed.values.version as string | undefined;
+  if (version !== undefined && version !== 'false') {
+    if (version !== 'true' && version !== 'raw') throw new FlagError(`invalid value ${JSON.stringify(version)} for -version: want true, false or raw`);
+    return { kind: 'version', raw: version === 'raw' };
   }
   const v = parsed.values;
   const kubedns = parseHostPort(v.kubednsServer as string, 53);
