@@ -8,6 +8,17 @@ export npm_config_loglevel=${npm_config_loglevel:-error} npm_config_fund=false n
 need=()
 command -v dnsmasq >/dev/null 2>&1 || [ -x /usr/sbin/dnsmasq ] || need+=(dnsmasq-base)
 if [ "${1:-}" = "--with-bench" ]; then command -v dnsperf >/dev/null 2>&1 || need+=(dnsperf); fi
+# The images (scripts/images.sh) and their end-to-end test: podman with runc (crun cannot run on
+# a hybrid cgroup layout), buildah for its builds, mmdebstrap for the Debian base, uidmap, and
+# catatonit (podman's pod infra container). Only as root: the test needs root and skips without.
+if [ "$(id -u)" = 0 ]; then
+  command -v podman >/dev/null 2>&1 || need+=(podman)
+  command -v buildah >/dev/null 2>&1 || need+=(buildah)
+  command -v runc >/dev/null 2>&1 || need+=(runc)
+  command -v mmdebstrap >/dev/null 2>&1 || need+=(mmdebstrap)
+  command -v newuidmap >/dev/null 2>&1 || need+=(uidmap)
+  command -v catatonit >/dev/null 2>&1 || [ -x /usr/libexec/podman/catatonit ] || need+=(catatonit)
+fi
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "installing Debian packages: ${need[*]}" >&2
