@@ -1,11 +1,11 @@
 #!/usr/bin/env node
 // Benchmarks (DESIGN.md §5): dnsperf against kube-dns (response cache on and off), against a
 // minimal Node UDP responder (the ceiling of a Node process here), and against dnsmasq in front
-// of kube-dns; RSS of kube-dns at 10k/50k/100k services. Everything on loopback.
-//   node scripts/bench.mjs [--quick]        (--quick: shorter runs, memory at 10k only)
+// of kube-dns; then scripts/bench-footprint.mjs (memory). Everything on loopback.
+//   node scripts/bench.mjs [--quick]        (--quick: shorter runs)
 // Results: printed, and written to bench/results/latest.json.
 import { execFile, spawn } from 'node:child_process';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { query } from '@kube-dns/dns-client';
@@ -15,7 +15,7 @@ const run = promisify(execFile);
 const root = new URL('..', import.meta.url).pathname;
 const quick = process.argv.includes('--quick');
 const SECONDS = quick ? 4 : 10;
-const results = { date: new Date().toISOString(), node: process.version, cpus: (await import('node:os')).cpus().length, runs: [], memory: [] };
+const results = { date: new Date().toISOString(), node: process.version, cpus: (await import('node:os')).cpus().length, runs: [] };
 const say = (s) => process.stdout.write(`${s}\n`);
 
 function seed(api, n, headlessEvery = 10) {
@@ -43,11 +43,6 @@ async function startKubeDns(api, extra = []) {
     await new Promise((r) => setTimeout(r, 100));
   }
   return { p, port, healthz, syncMs: Date.now() - t0, stop: () => new Promise((r) => { p.once('exit', r); p.kill('SIGTERM'); }) };
-}
-
-async function rssMb(pid) {
-  const status = await readFile(`/proc/${pid}/status`, 'utf8');
-  return Number(/VmRSS:\s+(\d+)/.exec(status)[1]) / 1024;
 }
 
 async function dnsperf(label, port, file, opts = {}) {
@@ -121,21 +116,14 @@ async function main() {
   await kd2.stop();
   await api.close();
 
-  // --- memory
-  say('\nmemory (RSS of the kube-dns process after the initial sync; 1 in 10 services headless with 3 endpoints):');
-  for (const n of quick ? [10_000] : [10_000, 50_000, 100_000]) {
-    const big = await startFakeApiServer({ historySize: 10 });
-    seed(big, n);
-    const k = await startKubeDns(big);
-    await new Promise((r) => setTimeout(r, 1000));
-    const rss = await rssMb(k.p.pid);
-    results.memory.push({ services: n, rssMb: Math.round(rss), syncMs: k.syncMs });
-    say(`  ${String(n).padStart(7)} services: RSS ${Math.round(rss)} MB, initial sync ${k.syncMs} ms`);
-    await k.stop();
-    await big.close();
-  }
   await writeFile(join(dir, 'latest.json'), JSON.stringify(results, null, 2));
   say(`\nwritten: ${join('bench', 'results', 'latest.json')}`);
+
+  // --- memory: the pod's footprint has its own script and results file (bench/results/footprint.json)
+  say('');
+  const fp = spawn(process.execPath, [join(root, 'scripts', 'bench-footprint.mjs'), ...(quick ? ['--quick'] : [])], { stdio: 'inherit' });
+  const code = await new Promise((r) => fp.once('exit', r));
+  if (code !== 0) throw new Error(`scripts/bench-footprint.mjs exited with ${code}`);
 }
 
 main().then(() => process.exit(0), (e) => { console.error(`bench failed: ${e.message}`); process.exit(1); });

@@ -6,9 +6,11 @@
 //   node scripts/demo.mjs [--dns-port=5353] [--check] [--auto-ports]
 //     --check       start, verify the pod end to end, stop; exit 0 when every check passed
 //     --auto-ports  pick free ports instead of the pod's usual ones (10053, 8081, 10055, 10054)
+//     --ports-file=F  (for tests) free ports; once the pod is up, write its ports and ConfigMap
+//                   directory to F as JSON and keep running until SIGTERM
 import { spawn } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
-import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { datas, query } from '@kube-dns/dns-client';
 import {
@@ -19,7 +21,8 @@ import {
 const root = new URL('..', import.meta.url).pathname;
 const args = Object.fromEntries(process.argv.slice(2).map((a) => { const [k, v] = a.replace(/^--/, '').split('='); return [k, v ?? 'true']; }));
 const check = args.check === 'true';
-const auto = args['auto-ports'] === 'true' || check;
+const portsFile = args['ports-file'];
+const auto = args['auto-ports'] === 'true' || check || portsFile !== undefined;
 const isRoot = process.getuid?.() === 0;
 const port = async (usual) => (auto ? freePort() : usual);
 const ports = {
@@ -29,7 +32,8 @@ const ports = {
   metrics: await port(10055),
   sidecar: await port(10054),
 };
-const work = join(root, '.demo', check ? `check-${process.pid}` : 'run');
+const scratch = check || portsFile !== undefined;
+const work = join(root, '.demo', scratch ? `check-${process.pid}` : 'run');
 const configDir = join(work, 'config');
 const logDir = join(work, 'logs');
 await rm(work, { recursive: true, force: true });
@@ -65,17 +69,19 @@ function start(name, bin, argv, env = {}) {
   return p;
 }
 let stopping = false;
+// the downward API's variables: Events (bad ConfigMap edits, dnsmasq restarts) go to the demo cluster
+const podEnv = { POD_NAME: 'kube-dns-demo', POD_NAMESPACE: 'kube-system', POD_UID: 'demo-pod-uid', NODE_NAME: 'demo-node' };
 start('kubedns', 'kube-dns', [
   '--domain=cluster.local.', `--dns-port=${ports.kubedns}`, '--dns-bind-address=127.0.0.1', `--healthz-port=${ports.healthz}`,
   '--healthz-bind-address=127.0.0.1', `--config-dir=${configDir}`, `--kubecfg-file=${api.kubeconfigPath}`, '--v=2',
-], { PROMETHEUS_PORT: String(ports.metrics) });
+], { PROMETHEUS_PORT: String(ports.metrics), ...podEnv });
 start('dnsmasq', 'dnsmasq-nanny', [
   '-v=2', '-logtostderr', `-configDir=${configDir}`, '-restartDnsmasq=true', `-stateDir=${join(work, 'nanny')}`,
-  `-kubednsServer=127.0.0.1:${ports.kubedns}`, `-dnsmasqExec=${dnsmasqPath()}`, '--',
+  `-kubednsServer=127.0.0.1:${ports.kubedns}`, `-dnsmasqExec=${dnsmasqPath()}`, `-kubecfgFile=${api.kubeconfigPath}`, '--',
   '-k', '--cache-size=1000', '--no-negcache', '--dns-loop-detect', '--log-facility=-', `--port=${ports.dns}`,
   '--listen-address=127.0.0.1', '--bind-interfaces', '--no-hosts', '--conf-file=/dev/null', '--pid-file=', ...(isRoot ? ['--user=root'] : []),
   `--server=/cluster.local/127.0.0.1#${ports.kubedns}`, `--server=/in-addr.arpa/127.0.0.1#${ports.kubedns}`, `--server=/ip6.arpa/127.0.0.1#${ports.kubedns}`,
-]);
+], podEnv);
 const probeInterval = check ? 1 : 5;
 start('sidecar', 'sidecar', [
   '--v=2', '--dnsmasq-addr=127.0.0.1', `--dnsmasq-port=${ports.dns}`, '--prometheus-addr=127.0.0.1', `--prometheus-port=${ports.sidecar}`,
@@ -87,7 +93,7 @@ async function stopAll() {
   stopping = true;
   await Promise.all(children.map(({ p }) => new Promise((r) => { if (p.exitCode !== null) return r(); p.once('exit', r); p.kill('SIGTERM'); setTimeout(() => p.kill('SIGKILL'), 6000).unref(); })));
   await Promise.all([api.close(), upstream.close(), corp.close()]);
-  if (check) await rm(work, { recursive: true, force: true });
+  if (scratch) await rm(work, { recursive: true, force: true });
 }
 
 async function until(what, fn, ms = 20000) {
@@ -147,19 +153,27 @@ try {
     await (failed ? Promise.resolve() : stopAll());
     process.exit(failed ? 1 : 0);
   }
-  say(`
+  const onSignal = async () => { say('\nstopping the pod...'); await stopAll(); process.exit(0); };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  if (portsFile !== undefined) {
+    // written whole, then renamed: a test polling for the file never reads half of it
+    await writeFile(`${portsFile}.tmp`, JSON.stringify({ ...ports, api: api.url, configDir, upstream: upstream.port, stub: corp.port, failed }));
+    await rename(`${portsFile}.tmp`, portsFile);
+  } else {
+    say(`
 Try it:
   dig @127.0.0.1 -p ${ports.dns} kubernetes.default.svc.cluster.local        # through dnsmasq (the pod's port 53)
   dig @127.0.0.1 -p ${ports.kubedns} _postgres._tcp.db.shop.svc.cluster.local SRV   # kube-dns directly
   curl -s 127.0.0.1:${ports.healthz}/cache | head          # kube-dns records   (/readiness, /healthz)
   curl -s 127.0.0.1:${ports.metrics}/metrics | grep kubedns_dns_requests_total
   curl -s 127.0.0.1:${ports.sidecar}/metrics | grep kubedns_   # sidecar (/healthcheck/kubedns, /healthcheck/dnsmasq)
-  Edit the ConfigMap: files in ${configDir} (stubDomains, upstreamNameservers, hosts) apply live.
+  Edit the ConfigMap: files in ${configDir} (stubDomains, upstreamNameservers, hosts) apply live;
+  each edit is an Event (InvalidConfig or ConfigApplied), as are dnsmasq restarts (kill -9 it):
+  curl -s -H 'Authorization: Bearer ${api.token}' ${api.url}/api/v1/namespaces/kube-system/events
   Logs: ${logDir}
 Ctrl-C stops the pod.`);
-  const onSignal = async () => { say('\nstopping the pod...'); await stopAll(); process.exit(0); };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
+  }
 } catch (e) {
   say(`\ndemo failed: ${e.message}\nlogs: ${logDir}`);
   await stopAll().catch(() => undefined);

@@ -7,6 +7,8 @@ export npm_config_loglevel=${npm_config_loglevel:-error} npm_config_fund=false n
 
 need=()
 command -v dnsmasq >/dev/null 2>&1 || [ -x /usr/sbin/dnsmasq ] || need+=(dnsmasq-base)
+# promtool (rule tests) and prometheus (the dashboard test scrapes the demo pod)
+command -v promtool >/dev/null 2>&1 && command -v prometheus >/dev/null 2>&1 || need+=(prometheus)
 if [ "${1:-}" = "--with-bench" ]; then command -v dnsperf >/dev/null 2>&1 || need+=(dnsperf); fi
 # The images (scripts/images.sh) and their end-to-end test: podman with runc (crun cannot run on
 # a hybrid cgroup layout), buildah for its builds, mmdebstrap for the Debian base, uidmap, and

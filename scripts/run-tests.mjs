@@ -1,7 +1,9 @@
 #!/usr/bin/env node
 // Runs every compiled test file (packages/*/dist/**/*.test.js) with node's test runner.
 // Node 20's --test takes no globs, so we list the files here. Usage:
-//   node scripts/run-tests.mjs [substring...]   (only files whose path contains a substring)
+//   node scripts/run-tests.mjs [--repeat N] [substring...]
+// substrings: only files whose path contains one. --repeat N: run the selection N times in a row,
+// stopping at the first failing run (to show a suite is free of flakes, e.g. under extra load).
 import { spawnSync } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -23,7 +25,23 @@ for (const pkg of readdirSync(join(root, 'packages'))) {
     /* package not built */
   }
 }
-const filters = process.argv.slice(2);
+const args = process.argv.slice(2);
+let repeat = 1;
+const filters = [];
+for (let i = 0; i < args.length; i++) {
+  const a = args[i];
+  const m = /^--repeat(?:=(.*))?$/.exec(a);
+  if (!m) {
+    filters.push(a);
+    continue;
+  }
+  const v = m[1] ?? args[++i];
+  repeat = Number(v);
+  if (!Number.isInteger(repeat) || repeat < 1) {
+    console.error(`--repeat needs a whole number of runs ≥ 1, got ${JSON.stringify(v)}`);
+    process.exit(2);
+  }
+}
 const selected = files
   .filter((f) => filters.length === 0 || filters.some((s) => f.includes(s)))
   .sort();
@@ -36,8 +54,17 @@ const concurrency = process.env.TEST_CONCURRENCY ?? '2';
 // Guards so that a stuck test fails instead of holding CI for its 90 minutes: a per-test timeout,
 // and --test-force-exit so a file whose tests finished cannot linger on a handle left open.
 const guards = ['--test-timeout=120000', '--test-force-exit'];
-const r = spawnSync(process.execPath, ['--test', `--test-concurrency=${concurrency}`, ...guards, '--test-reporter=spec', ...selected], {
-  stdio: 'inherit',
-  cwd: root,
-});
-process.exit(r.status ?? 1);
+for (let run = 1; run <= repeat; run++) {
+  const started = Date.now();
+  const r = spawnSync(process.execPath, ['--test', `--test-concurrency=${concurrency}`, ...guards, '--test-reporter=spec', ...selected], {
+    stdio: 'inherit',
+    cwd: root,
+  });
+  const took = `${((Date.now() - started) / 1000).toFixed(0)} s`;
+  if (r.status !== 0) {
+    console.error(`run ${run} of ${repeat} FAILED (${r.signal ?? `exit ${r.status}`}, ${took})${run > 1 ? `; the ${run - 1} run(s) before it passed` : ''}`);
+    process.exit(r.status || 1);
+  }
+  if (repeat > 1) console.error(`run ${run} of ${repeat} passed (${took})`);
+}
+if (repeat > 1) console.error(`all ${repeat} runs passed`);

@@ -5,3 +5,5 @@ export * from './flags.js';
 export * from './log.js';
 export * from './nameserver.js';
 export * from './resolvconf.js';
+export * from './events/recorder.js';
+export * from './events/endpoint.js';

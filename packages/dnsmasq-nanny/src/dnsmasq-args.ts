@@ -1,7 +1,5 @@
 // dnsmasq's command line: the operator's arguments (after `--`) plus what the nanny needs, and
 // the few facts the nanny reads back out of the operator's arguments. Pure.
-import { type ServerSet, dnsmasqAddress } from './servers-file.js';
-
 export interface GeneratedPaths {
   /** Absolute path of our --servers-file. */
   serversFile: string;
@@ -78,17 +76,3 @@ export function resolvFilePath(passthrough: readonly string[]): string {
   return path;
 }
 
-/**
- * The original nanny's argv (reference g.4 #32): base args, `--server /domain/addr` per stub
- * server, `--server addr` per upstream, `--no-resolv` iff there are upstreams. Kept as the
- * compatibility reference for what the servers file carries; with our IPv6 fix (no brackets).
- */
-export function legacyNannyArgs(base: readonly string[], set: ServerSet): string[] {
-  const args = [...base];
-  for (const domain of [...set.stubDomains.keys()].sort()) {
-    for (const s of set.stubDomains.get(domain)!) args.push('--server', `/${domain}/${dnsmasqAddress(s)}`);
-  }
-  for (const s of set.upstreams) args.push('--server', dnsmasqAddress(s));
-  if (set.upstreams.length > 0) args.push('--no-resolv');
-  return args;
-}

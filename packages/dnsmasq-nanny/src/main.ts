@@ -3,9 +3,11 @@
 //   1   start-up failed (state directory, conflicting dnsmasq arguments)
 //   2   bad flags
 //   255 dnsmasq could not be kept running (the original's exit status when dnsmasq died)
+//   70  an exception nothing caught (logged with its stack; dnsmasq is killed first)
 import { FlagError, createLogger } from '@kube-dns/config';
 import { Nanny, StartupError } from './nanny.js';
 import { parseNannyOptions } from './options.js';
+import { reportPodEvents } from './pod-events.js';
 import { nannyVersion } from './version.js';
 
 async function main(argv: string[]): Promise<void> {
@@ -29,6 +31,22 @@ async function main(argv: string[]): Promise<void> {
   const options = parsed.options;
   const log = createLogger('dnsmasq-nanny', options.verbosity);
   const nanny = new Nanny(options, log);
+  const events = reportPodEvents(nanny, options.kubecfgFile, log);
+  // An exception nothing caught leaves the supervisor in an unknown state: log it with its stack,
+  // take dnsmasq down with us (so no orphan keeps the port) and exit non-zero; the kubelet
+  // restarts the container. Unhandled rejections arrive here too (Node's default).
+  process.on('uncaughtException', (e) => {
+    log.fatal({ err: e }, 'uncaught exception: exiting');
+    const pid = nanny.dnsmasqPid;
+    if (pid !== undefined) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        /* already gone */
+      }
+    }
+    process.exit(70);
+  });
 
   let exiting = false;
   const shutdown = async (code: number, reason: string) => {
@@ -36,11 +54,25 @@ async function main(argv: string[]): Promise<void> {
     exiting = true;
     log.info({ reason }, 'stopping dnsmasq');
     await nanny.stop().catch((e: unknown) => log.error({ err: (e as Error).message }, 'error while stopping'));
+    await events?.flush(2000);
     log.info({ code }, 'exiting');
     process.exit(code);
   };
-  process.on('SIGTERM', () => void shutdown(0, 'SIGTERM'));
-  process.on('SIGINT', () => void shutdown(0, 'SIGINT'));
+  // SIGTERM: dnsmasq keeps answering for -lameduck while kube-dns (same pod) fails its readiness
+  // and the Service moves clients away; then it stops. A second signal cuts the wait short.
+  let lameduck: NodeJS.Timeout | undefined;
+  const onSignal = (signal: string) => {
+    if (exiting) return;
+    if (lameduck || options.lameduckMs === 0) {
+      clearTimeout(lameduck);
+      void shutdown(0, signal);
+      return;
+    }
+    log.info({ signal, lameduckMs: options.lameduckMs }, 'lameduck: dnsmasq keeps answering until the period ends, then stops');
+    lameduck = setTimeout(() => void shutdown(0, signal), options.lameduckMs);
+  };
+  process.on('SIGTERM', () => onSignal('SIGTERM'));
+  process.on('SIGINT', () => onSignal('SIGINT'));
   nanny.on('fatal', (e) => {
     log.fatal(e.message);
     void shutdown(255, 'dnsmasq keeps failing');

@@ -4,7 +4,7 @@ import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ConfigDirSource, type KubeDnsConfig, type Logger, parseResolvConf } from '@kube-dns/config';
 import { addnHostsPaths, argumentConflicts, buildDnsmasqArgs, resolvFilePath } from './dnsmasq-args.js';
-import { DnsmasqProcess } from './dnsmasq-process.js';
+import { DnsmasqProcess, type ExitInfo } from './dnsmasq-process.js';
 import { writeFileAtomic } from './files.js';
 import { HOSTS_FILE_NAME, hostsFileText } from './hosts-file.js';
 import type { NannyOptions } from './options.js';
@@ -12,6 +12,7 @@ import { ServersReloader } from './reload.js';
 import { resolveStubDomains } from './resolve-names.js';
 import { type ServerAddress, serverLines, serversFileText, toServerAddress } from './servers-file.js';
 import { Supervisor } from './supervisor.js';
+import { LivenessProbe, livenessTarget } from './liveness.js';
 import { type HostsWatcher, watchAddnHosts } from './watch-hosts.js';
 
 export class StartupError extends Error {
@@ -24,6 +25,10 @@ const UNRESOLVED_RETRY_MS = 2000;
 export interface NannyEvents {
   /** dnsmasq cannot be kept running: the process should exit non-zero. */
   fatal: [Error];
+  /** dnsmasq ended on its own (not stopped by us); a restart follows unless `fatal` does. */
+  dnsmasqExited: [ExitInfo];
+  /** dnsmasq was started again after it ended. */
+  dnsmasqRestarted: [];
 }
 
 export class Nanny extends EventEmitter<NannyEvents> {
@@ -35,6 +40,7 @@ export class Nanny extends EventEmitter<NannyEvents> {
   private hostsWatcher: HostsWatcher | undefined;
   private refreshTimer: NodeJS.Timeout | undefined;
   private logTimer: NodeJS.Timeout | undefined;
+  private liveness: LivenessProbe | undefined;
   /** The config dnsmasq is serving (changes only with -restartDnsmasq). */
   private applied: KubeDnsConfig | undefined;
   private lastHostsText: string | undefined;
@@ -78,6 +84,8 @@ export class Nanny extends EventEmitter<NannyEvents> {
     log.info({ exec: opts.dnsmasqExec, args }, 'starting dnsmasq');
     const supervisor = new Supervisor({ spawn: () => new DnsmasqProcess({ exec: opts.dnsmasqExec, args, log }), log });
     this.supervisor = supervisor;
+    supervisor.on('exited', (info) => this.stopped || this.emit('dnsmasqExited', info));
+    supervisor.on('started', ({ restart }) => restart && this.emit('dnsmasqRestarted'));
     supervisor.on('fatal', (e) => this.emit('fatal', new Error(`${e.message} (dnsmasq command: ${[opts.dnsmasqExec, ...args].join(' ')})`)));
     this.reloader = new ServersReloader(lines, {
       write: (l) => writeFileAtomic(this.serversFile, serversFileText(l)),
@@ -86,6 +94,19 @@ export class Nanny extends EventEmitter<NannyEvents> {
       log,
     });
     supervisor.start();
+    const target = livenessTarget(opts.dnsmasqArgs);
+    if (opts.livenessIntervalMs > 0 && target) {
+      this.liveness = new LivenessProbe({
+        target,
+        intervalMs: opts.livenessIntervalMs,
+        failures: opts.livenessFailures,
+        timeoutMs: Math.min(1000, opts.livenessIntervalMs),
+        log,
+        running: () => (supervisor.current?.ready ? { pid: supervisor.current.pid } : undefined),
+        onHung: (pid, why) => supervisor.killHung(pid, why),
+      });
+      this.liveness.start();
+    }
 
     starting = false;
     if (latest && latest !== initial) this.onConfig(latest);
@@ -99,6 +120,7 @@ export class Nanny extends EventEmitter<NannyEvents> {
 
   async stop(): Promise<void> {
     this.stopped = true;
+    this.liveness?.stop();
     if (this.refreshTimer) clearTimeout(this.refreshTimer);
     if (this.logTimer) clearInterval(this.logTimer);
     this.reloader?.stop();

@@ -19,8 +19,16 @@ export interface NannyOptions {
   /** Stub servers given as names under this domain are resolved through kube-dns. */
   clusterDomain: string;
   verbosity: number;
+  /** Probe dnsmasq with a DNS query this often; 0 = never. */
+  livenessIntervalMs: number;
+  /** Probes missed in a row before a hung dnsmasq is killed and restarted. */
+  livenessFailures: number;
+  /** After SIGTERM: keep dnsmasq answering this long before stopping it. */
+  lameduckMs: number;
   /** Arguments after `--`, for dnsmasq. */
   dnsmasqArgs: string[];
+  /** Kubeconfig for Kubernetes Events ('' = the pod's service account). */
+  kubecfgFile: string;
 }
 
 export const SUMMARY =
@@ -70,8 +78,24 @@ export const NANNY_FLAGS: FlagSpecs = {
     help: 'stub domain servers given as names under this domain are resolved through -kubednsServer',
     validate: (v: string) => (isDns1123Subdomain(v.replace(/\.$/, '').toLowerCase()) ? undefined : 'not a valid domain'),
   },
+  livenessProbeInterval: {
+    type: 'duration',
+    default: 2000,
+    help: 'ask dnsmasq a DNS question (version.bind CH TXT) this often; a dnsmasq that misses -livenessProbeFailures in a row is killed and restarted; 0 = never',
+    validate: nonNegative,
+  },
+  livenessProbeFailures: { type: 'int', default: 3, help: 'missed liveness probes in a row that make dnsmasq hung', validate: (v: number) => (v < 1 ? 'must be at least 1' : undefined) },
+  lameduck: {
+    type: 'duration',
+    default: 5000,
+    help: 'after SIGTERM, keep dnsmasq answering this long (clients and the Service move away) before stopping it',
+    validate: nonNegative,
+  },
   v: { type: 'int', default: 0, help: 'number for the log level verbosity' },
   version: { type: 'optional', help: 'print version information and quit (--version or --version=raw)' },
+  // Events (dnsmasq restarts, on this pod): in a pod the service account is used; this flag is
+  // for running outside a cluster. Without POD_NAME in the environment no Event is sent.
+  kubecfgFile: { type: 'string', default: '', help: "kubeconfig for Kubernetes Events about dnsmasq restarts (default: the pod's service account)" },
   ...KLOG_COMPAT_FLAGS,
 };
 
@@ -117,7 +141,11 @@ export function parseNannyOptions(argv: readonly string[], cwd = process.cwd()):
       reloadGracePeriodMs: v.reloadGracePeriod as number,
       clusterDomain: (v.clusterDomain as string).replace(/\.$/, '').toLowerCase(),
       verbosity: v.v as number,
+      livenessIntervalMs: v.livenessProbeInterval as number,
+      livenessFailures: v.livenessProbeFailures as number,
+      lameduckMs: v.lameduck as number,
       dnsmasqArgs,
+      kubecfgFile: v.kubecfgFile as string,
     },
   };
 }

@@ -100,6 +100,17 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
     return this.proc?.ready ? this.proc.signal(sig) : false;
   }
 
+  /**
+   * A process that no longer answers but has not exited (stopped, wedged): SIGKILL works on a
+   * stopped process too, and its exit then takes the normal restart path with its backoff.
+   */
+  killHung(pid: number | undefined, why: string): void {
+    const p = this.proc;
+    if (!p || p.pid !== pid || this.stopping) return;
+    this.opts.log.error({ dnsmasqPid: pid }, `dnsmasq is hung: ${why}; killing it (SIGKILL) to restart it`);
+    p.signal('SIGKILL');
+  }
+
   async stop(timeoutMs = 5000): Promise<void> {
     this.stopping = true;
     if (this.restartTimer !== undefined) this.clock.clearTimeout(this.restartTimer);

@@ -1,14 +1,15 @@
-// Flags, dnsmasq arguments and servers-file lines, including the original's g.4 test cases.
+// Flags, dnsmasq arguments and servers-file lines, including the cases of the original nanny's
+// unit tests (kubernetes/dns pkg/dnsmasq nanny_test.go), re-expressed as servers-file lines.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { FlagError, parseConfig, silentLogger } from '@kube-dns/config';
-import { addnHostsPaths, argumentConflicts, buildDnsmasqArgs, legacyNannyArgs, resolvFilePath } from '../src/dnsmasq-args.js';
+import { addnHostsPaths, argumentConflicts, buildDnsmasqArgs, resolvFilePath } from '../src/dnsmasq-args.js';
 import { hostsFileText } from '../src/hosts-file.js';
 import { extractDnsmasqArgs, parseNannyOptions } from '../src/options.js';
 import { resolveStubDomains } from '../src/resolve-names.js';
 import { serverLines, toServerAddress, unionLines } from '../src/servers-file.js';
 
-test('ExtractDnsmasqArgs cases of the original (g.4 #31)', () => {
+test('ExtractDnsmasqArgs cases of the original', () => {
   const cases: [string[], string[], string[]][] = [
     [[], [], []],
     [['a'], [], ['a']],
@@ -36,8 +37,8 @@ async function serverSet(data: Record<string, string>) {
   return { stubDomains: stubs.stubDomains, upstreams: r.config.upstreamNameservers.map((ns) => toServerAddress(ns)) };
 }
 
-test('NannyConfig cases of the original (g.4 #32), with IPv6 in the form dnsmasq accepts', async () => {
-  assert.deepEqual(legacyNannyArgs(['--abc'], await serverSet({})), ['--abc']);
+test('NannyConfig cases of the original, as servers-file lines, with IPv6 in the form dnsmasq accepts', async () => {
+  assert.deepEqual(serverLines(await serverSet({})), []);
 
   const stubs = await serverSet({
     stubDomains: JSON.stringify({
@@ -46,10 +47,6 @@ test('NannyConfig cases of the original (g.4 #32), with IPv6 in the form dnsmasq
       'google.local': ['google-public-dns-a.google.com'],
     }),
   });
-  assert.deepEqual(legacyNannyArgs(['--abc'], stubs).sort(), [
-    '--abc', '--server', '--server', '--server', '--server',
-    '/acme.local/1.1.1.1', '/google.local/8.8.8.8', '/widget.local/2.2.2.2#10053', '/widget.local/3.3.3.3',
-  ].sort());
   assert.deepEqual(serverLines(stubs), [
     'server=/acme.local/1.1.1.1',
     'server=/google.local/8.8.8.8',
@@ -58,16 +55,14 @@ test('NannyConfig cases of the original (g.4 #32), with IPv6 in the form dnsmasq
   ]);
 
   const up = await serverSet({ upstreamNameservers: '["2.2.2.2:10053", "3.3.3.3"]' });
-  assert.deepEqual(legacyNannyArgs(['--abc'], up), ['--abc', '--server', '2.2.2.2#10053', '--server', '3.3.3.3', '--no-resolv']);
   assert.deepEqual(serverLines(up), ['server=2.2.2.2#10053', 'server=3.3.3.3']);
 
   // The original wrote [2001:db8:2::2] and [2001:db8:3::3]#53, which dnsmasq 2.90 refuses.
   const v6 = await serverSet({ upstreamNameservers: '["2001:db8:1::1", "[2001:db8:2::2]", "[2001:db8:3::3]:53"]' });
-  assert.deepEqual(legacyNannyArgs(['--abc'], v6), ['--abc', '--server', '2001:db8:1::1', '--server', '2001:db8:2::2', '--server', '2001:db8:3::3#53', '--no-resolv']);
   assert.deepEqual(serverLines(v6), ['server=2001:db8:1::1', 'server=2001:db8:2::2', 'server=2001:db8:3::3#53']);
 });
 
-test('the reference example: stub servers with ports, bracketed IPv6, names; unresolvable names are left out', async () => {
+test('the ConfigMap documentation example: stub servers with ports, bracketed IPv6, names; unresolvable names are left out', async () => {
   const set = await serverSet({
     stubDomains: JSON.stringify({ 'acme.local': ['1.2.3.4:5353', '[2001:db8::1]:53', '2001:db8::2', 'nowhere.invalid'], 'dead.local': ['nowhere.invalid'] }),
     upstreamNameservers: '["8.8.8.8:53", "[2001:db8::3]:53", "2001:db8::4"]',

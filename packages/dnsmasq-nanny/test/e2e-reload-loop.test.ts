@@ -1,6 +1,13 @@
-// Live reconfiguration under load: lookups keep flowing through the real dnsmasq while the stub
-// domain is moved between servers 20 times. None may be lost, and once a change has settled
-// every answer must come from the newly configured server.
+// Live reconfiguration under load: 5,000 lookups flow through the real dnsmasq while the stub
+// domain is moved between servers 20 times. A lookup counts as lost when its first query got no
+// answer within 1 s (a real client would have had to retry): at most 1 in 100 may be, and none
+// may fail for good (the README states these figures). Once a change has settled every answer
+// must come from the newly configured server.
+//
+// Where the losses come from: dnsmasq frees the forwards in flight to a server line that a reload
+// removes. The nanny keeps the old servers listed for a grace period, but dnsmasq keeps sending
+// some new queries to them during it, and those forwarded in the last milliseconds before the
+// final reload are dropped.
 import assert from 'node:assert/strict';
 import { createSocket } from 'node:dgram';
 import { test } from 'node:test';
@@ -54,7 +61,11 @@ function lookupWithRetry(port: number, name: string): Promise<Lookup> {
   });
 }
 
-test('2,000+ lookups while the stub servers change 20 times: none lost, each change routes to its new server once settled', async (t) => {
+/** README: "at most 1 in 100 lookups needed the client's retry". */
+const LOOKUPS = 5000;
+const MAX_RETRIED = LOOKUPS / 100;
+
+test('5,000 lookups while the stub servers change 20 times: at most 1 in 100 needs a retry, none fails, each change routes to its new server once settled', async (t) => {
   const servers: TestDnsServer[] = [];
   for (let i = 0; i < 3; i++) {
     // A few milliseconds of latency keeps forwards in flight when a reload happens.
@@ -97,7 +108,7 @@ test('2,000+ lookups while the stub servers change 20 times: none lost, each cha
     const next = (current + 1 + (change % 2)) % 3;
     const mark = nanny.logs.length;
     await nanny.setKey('stubDomains', stubConfig(next));
-    await nanny.waitForLog(
+    const final = await nanny.waitForLog(
       (l) => {
         const stubLines = Array.isArray(l.servers) ? l.servers.filter((x) => String(x).startsWith('server=/stub.test/')) : [];
         return l.msg === 'dnsmasq servers updated' && stubLines.length === 1 && String(stubLines[0]).endsWith(`#${servers[next]!.port}`);
@@ -105,8 +116,10 @@ test('2,000+ lookups while the stub servers change 20 times: none lost, each cha
       10_000,
       mark,
     );
-    // The SIGHUP is sent when that line is logged; give dnsmasq a moment to act on it.
-    await new Promise((r) => setTimeout(r, 50));
+    // That line is logged as the SIGHUP is sent; each reload line is one SIGHUP. Settled means
+    // dnsmasq has confirmed all of them, the last included.
+    const sighups = nanny.logs.slice(0, nanny.logs.indexOf(final) + 1).filter((l) => /^dnsmasq servers (updated|added)/.test(l.msg)).length;
+    await nanny.waitForLog((l) => l.msg === 'dnsmasq applied the reload' && Number(l.reloadsApplied) >= sighups, 10_000, mark);
     const from = Date.now();
     const probes = await Promise.all(Array.from({ length: 10 }, (_, i) => lookupWithRetry(nanny.port, `probe${change}-${i}.stub.test`)));
     assert.deepEqual(probes.map((p) => p.ip), Array(10).fill(ipOf(next)), `change ${change}: fresh lookups after settling`);
@@ -114,18 +127,20 @@ test('2,000+ lookups while the stub servers change 20 times: none lost, each cha
     settled.push([from, Date.now(), ipOf(next)]);
     current = next;
   }
-  while (lookups.length < 2000) await new Promise((r) => setTimeout(r, 50));
+  while (lookups.length < LOOKUPS) await new Promise((r) => setTimeout(r, 50));
   running = false;
   await Promise.all(workers);
 
-  const lost = lookups.filter((l) => l.ip === undefined);
-  assert.equal(lost.length, 0, `${lost.length} of ${lookups.length} lookups got no answer: ${JSON.stringify(lost.slice(0, 5))}`);
-  assert.ok(lookups.length >= 2000, `${lookups.length} lookups`);
+  const retried = lookups.filter((l) => l.retried);
+  const failed = lookups.filter((l) => l.ip === undefined);
+  t.diagnostic(`${lookups.length} lookups over 20 changes: ${retried.length} lost (needed the retry), ${failed.length} failed even after it`);
+  assert.ok(lookups.length >= LOOKUPS, `${lookups.length} lookups`);
+  assert.equal(failed.length, 0, `${failed.length} of ${lookups.length} lookups got no answer even after a retry: ${JSON.stringify(failed.slice(0, 5))}`);
+  assert.ok(retried.length <= MAX_RETRIED, `${retried.length} of ${lookups.length} lookups needed the retry (at most ${MAX_RETRIED} allowed)`);
   for (const [from, to, ip] of settled) {
     const inWindow = lookups.filter((l) => l.sentAt >= from && l.sentAt <= to);
     const wrong = inWindow.filter((l) => l.ip !== ip);
     assert.equal(wrong.length, 0, `after settling on ${ip}: ${wrong.length} answers from elsewhere: ${JSON.stringify(wrong.slice(0, 3))}`);
   }
   assert.equal(nanny.logs.filter((l) => l.msg === 'dnsmasq restarted').length, 0, 'no restart');
-  t.diagnostic(`${lookups.length} lookups, ${lookups.filter((l) => l.retried).length} needed the retry`);
 });

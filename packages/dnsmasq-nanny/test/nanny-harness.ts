@@ -43,6 +43,8 @@ export interface NannyStartOptions {
   /** Replace the whole dnsmasq argument list (the port is still chosen here). */
   rawDnsmasqArgs?: (port: number) => string[];
   waitReady?: boolean;
+  /** Extra environment (the downward API's POD_NAME, ...). */
+  env?: Record<string, string>;
 }
 
 /** The loopback dnsmasq base, minus what the nanny adds itself (--no-resolv, -k). */
@@ -77,11 +79,13 @@ export async function startNanny(t: { after: (fn: () => unknown) => void }, o: N
     `-dnsmasqExec=${dnsmasqPath()}`,
     '-restartDnsmasq=true',
     '-syncInterval=500ms',
+    // tests stop the nanny at teardown: no lameduck wait unless a test asks for one
+    '-lameduck=0s',
     ...(o.flags ?? []),
     '--',
     ...dnsmasqArgs,
   ];
-  const proc = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  const proc = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, ...o.env } });
   const logs: LogLine[] = [];
   const rawOutput: string[] = [];
   const waiters = new Set<() => void>();

@@ -5,10 +5,14 @@ import { readFileSync } from 'node:fs';
 import { ConfigDirSource, defaultConfig, type KubeDnsConfig, type Logger, type Nameserver, parseResolvConf } from '@kube-dns/config';
 import { chooseUpstreams } from './forward/upstreams.js';
 import { Forwarder } from './forward/forwarder.js';
+import { registerForwardCapMetrics } from './forward/metrics.js';
 import { KubeDnsMetrics } from './http/metrics.js';
 import { createHttpApp, listenHttp } from './http/server.js';
+import { kubeDnsEventRecorder, reportConfigEvents } from './events/config-events.js';
+import { QueryLog } from './querylog/query-log.js';
+import { dumpJson } from './records/dump.js';
 import { loadKubeConfig } from './kube/kubeconfig.js';
-import { KubeSync } from './kube/sync.js';
+import { KubeSync, type KubeSyncOptions } from './kube/sync.js';
 import { Zone } from './records/zone.js';
 import { resolve } from './resolve/resolve.js';
 import type { ResolveOptions } from './resolve/types.js';
@@ -28,6 +32,13 @@ export interface KubeDnsInstance {
   metrics: KubeDnsMetrics;
   /** The config in force (ConfigMap or defaults). */
   config(): KubeDnsConfig;
+  /**
+   * SIGTERM's first step: /readiness turns 503 (the endpoints controller takes this replica out
+   * of the Service) while DNS keeps answering everything that still arrives; stop() follows
+   * after the lameduck period.
+   */
+  enterLameduck(): void;
+  readonly inLameduck: boolean;
   /** Stops taking queries, answers those in flight, stops everything. */
   stop(): Promise<void>;
 }
@@ -42,6 +53,8 @@ export interface StartExtras {
   forwardTimeoutMs?: number;
   skydnsNamespace?: string;
   skydnsSubsystem?: string;
+  /** Retry schedule and watch bounds of the API sync (tests shorten them). */
+  kubeSync?: Pick<KubeSyncOptions, 'backoff' | 'watchIdleMs' | 'maxRetryAfterMs'>;
 }
 
 function readResolvConf(path: string, log: Logger): Nameserver[] {
@@ -56,13 +69,14 @@ function readResolvConf(path: string, log: Logger): Nameserver[] {
 export async function startKubeDns(o: KubeDnsOptions, x: StartExtras): Promise<KubeDnsInstance> {
   const { log } = x;
   const zone = new Zone();
-  const resolveOpts: ResolveOptions = { zone: o.domain, ttl: o.ttl, pods: o.pods, serial: Math.floor(Date.now() / 1000) };
+  const resolveOpts: ResolveOptions = { zone: o.domain, ttl: o.ttl, pods: o.pods, serial: Math.floor(Date.now() / 1000), wildcards: o.wildcards };
   const resolvConfPath = x.resolvConfPath ?? '/etc/resolv.conf';
 
   const forwarder = new Forwarder({
     log,
     timeoutMs: x.forwardTimeoutMs ?? 2000,
     clusterZone: o.domain,
+    maxConcurrent: o.maxConcurrentForwards,
     resolveClusterName: (name) => {
       const r = resolve(zone, name, 'A', resolveOpts);
       const a = r.answers.find((rr: { type: string }) => rr.type === 'A');
@@ -83,9 +97,17 @@ export async function startKubeDns(o: KubeDnsOptions, x: StartExtras): Promise<K
       forwarders: () => forwarder.stats.perServer,
       loopsDetected: () => forwarder.loopsDetected,
       cacheEntries: () => handler.cache.size,
+      cacheBytes: () => handler.cache.bytes,
       synced: isSynced,
     },
   );
+
+  registerForwardCapMetrics(metrics.registry, forwarder);
+
+  // The API server's address and credentials: list/watch below, and Events about the ConfigMap
+  // from its first load on.
+  const kc = loadKubeConfig({ kubecfgFile: o.kubecfgFile || undefined, masterUrl: o.kubeMasterUrl || undefined });
+  const events = kubeDnsEventRecorder(kc, log);
 
   // --- config: ConfigMap directory, or the static --nameservers
   let config = defaultConfig();
@@ -111,6 +133,7 @@ export async function startKubeDns(o: KubeDnsOptions, x: StartExtras): Promise<K
       applyConfig(c);
     });
     source.on('rejected', () => metrics.configRejects.inc());
+    reportConfigEvents(source, events);
     await source.start();
   } else {
     applyConfig(defaultConfig());
@@ -125,6 +148,8 @@ export async function startKubeDns(o: KubeDnsOptions, x: StartExtras): Promise<K
     log,
     observer: metrics,
     cacheEntries: o.responseCacheEntries,
+    cacheBytes: o.responseCacheBytes,
+    ...(o.logQueries > 0 && { queryLog: new QueryLog({ rate: o.logQueries, maxPerSecond: o.logQueriesMaxRate, log }) }),
   });
   // UDP and TCP on one port. With --dns-port=0 (tests) the number UDP picks may be taken on TCP:
   // then try another number.
@@ -151,10 +176,14 @@ export async function startKubeDns(o: KubeDnsOptions, x: StartExtras): Promise<K
 
   // --- HTTP
   let syncStarted = 0;
+  let lameduck = false;
   const app = createHttpApp({
-    isSynced,
-    notReadyReason: () => `waiting for the first list of Services and EndpointSlices (${Math.round((Date.now() - syncStarted) / 1000)} s so far)`,
-    dump: () => zone.dump(o.domain),
+    isSynced: () => !lameduck && isSynced(),
+    notReadyReason: () =>
+      lameduck
+        ? 'shutting down (lameduck): still answering, but take this replica out of the Service'
+        : `waiting for the first list of Services and EndpointSlices (${Math.round((Date.now() - syncStarted) / 1000)} s so far)`,
+    dump: () => dumpJson(zone, resolveOpts),
     registry: metrics.registry,
     version: VERSION,
   });
@@ -162,8 +191,7 @@ export async function startKubeDns(o: KubeDnsOptions, x: StartExtras): Promise<K
   if (x.metricsPort !== undefined) servers.push(await listenHttp(app, o.healthzBindAddress, x.metricsPort, log, 'metrics HTTP'));
 
   // --- list/watch
-  const kc = loadKubeConfig({ kubecfgFile: o.kubecfgFile || undefined, masterUrl: o.kubeMasterUrl || undefined });
-  sync = new KubeSync({ kc, zone, watchPods: o.pods === 'verified', log });
+  sync = new KubeSync({ kc, zone, watchPods: o.pods === 'verified', log, ...x.kubeSync });
   syncStarted = Date.now();
   sync.once('synced', () => log.info({ ms: Date.now() - syncStarted, ...zone.stats() }, 'initial sync with the API server done: ready'));
   const syncWarn = setInterval(() => {
@@ -186,12 +214,20 @@ export async function startKubeDns(o: KubeDnsOptions, x: StartExtras): Promise<K
     handler,
     metrics,
     config: () => config,
+    enterLameduck: () => {
+      lameduck = true;
+    },
+    get inLameduck() {
+      return lameduck;
+    },
     stop: async () => {
       clearInterval(syncWarn);
       await Promise.all([udp.close(), tcp.close()]);
       await sync?.stop();
       await source?.stop();
+      events.close();
       await Promise.all(servers.map((s) => new Promise<void>((r) => { s.closeAllConnections(); s.close(() => r()); })));
+      metrics.close();
     },
   };
 }

@@ -45,10 +45,11 @@ async function main(): Promise<number> {
   }
   return new Promise<number>((resolve) => {
     let stopping = false;
-    const stop = (signal: string) => {
-      if (stopping) return;
-      stopping = true;
-      log.info({ signal }, 'stopping: no new queries, answering those in flight');
+    let lameduckTimer: NodeJS.Timeout | undefined;
+    const finish = () => {
+      if (lameduckTimer) clearTimeout(lameduckTimer);
+      lameduckTimer = undefined;
+      log.info('stopping: no new queries, answering those in flight');
       const hard = setTimeout(() => resolve(0), 5000);
       hard.unref();
       instance.stop().then(
@@ -59,14 +60,27 @@ async function main(): Promise<number> {
         },
       );
     };
+    const stop = (signal: string) => {
+      // a second signal during the lameduck period cuts it short
+      if (stopping) return lameduckTimer ? finish() : undefined;
+      stopping = true;
+      instance.enterLameduck();
+      log.info({ signal, lameduckMs: o.lameduckMs }, 'lameduck: /readiness fails from now on; still answering queries until the period ends');
+      lameduckTimer = setTimeout(finish, o.lameduckMs);
+    };
     process.on('SIGTERM', () => stop('SIGTERM'));
     process.on('SIGINT', () => stop('SIGINT'));
   });
 }
 
+// An exception nothing caught leaves the process in a state nobody designed (a half-applied
+// update, a listener gone): log it with its stack and exit non-zero so the kubelet restarts a
+// clean process, rather than serve on in an unknown state. (Unhandled promise rejections end up
+// here too: Node's default --unhandled-rejections=throw.) Written synchronously: nothing else
+// runs before the exit.
 process.on('uncaughtException', (e) => {
-  // never die on one bad event; log it loudly
-  process.stderr.write(`${JSON.stringify({ level: 50, msg: 'uncaught exception', err: String(e?.stack ?? e) })}\n`);
+  process.stderr.write(`${JSON.stringify({ level: 60, time: Date.now(), component: 'kube-dns', msg: 'uncaught exception: exiting', err: String((e as Error)?.stack ?? e) })}\n`);
+  process.exit(70);
 });
 
 main().then(

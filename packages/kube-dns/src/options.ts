@@ -23,7 +23,16 @@ export const FLAGS: FlagSpecs = {
   v: { type: 'int', default: 2, help: 'log verbosity (0-2 info, 3-5 debug, 6+ trace)' },
   ttl: { type: 'int', default: 30, help: 'TTL of the records, in seconds (also the SOA minimum for negative caching)' },
   'response-cache-entries': { type: 'int', default: 20_000, help: 'encoded replies kept for repeated questions (0 disables the cache)' },
+  'response-cache-bytes': { type: 'int', default: 16 * 1024 * 1024, help: 'memory the response cache may use, in bytes (replies, keys and bookkeeping; 0 disables the cache)' },
+  wildcards: { type: 'bool', default: false, help: 'answer the legacy `*` wildcard names (*.<ns>.svc, <svc>.*.svc, *._tcp...); off as in CoreDNS. On, a wildcard visits at most 256 services and answers at most 64 records' },
+  // --- query log (querylog/query-log.ts)
+  'log-queries': { type: 'optional', default: '0', help: 'log this share (0-1) of queries as JSON lines on stdout: client, name, type, rcode, duration, cached (--log-queries alone: every query; default 0: off)' },
+  'log-queries-max-rate': { type: 'int', default: 100, help: 'with --log-queries: at most this many lines per second (a flood cannot fill the disk)' },
+  // ---
   pods: { type: 'string', default: 'insecure', help: 'pod records: insecure (any a-b-c-d.<ns>.pod name), verified (only existing pods; watches Pods), disabled' },
+  // --- reliability (issue 15)
+  'max-concurrent-forwards': { type: 'int', default: 1000, help: 'forwards in flight at most (as CoreDNS forward max_concurrent); beyond it SERVFAIL at once' },
+  lameduck: { type: 'duration', default: 5000, help: 'after SIGTERM: fail /readiness but keep answering this long, then exit (a rolling update loses no query)' },
   ...KLOG_COMPAT_FLAGS,
 };
 
@@ -43,9 +52,16 @@ export interface KubeDnsOptions {
   verbosity: number;
   ttl: number;
   responseCacheEntries: number;
+  responseCacheBytes: number;
+  wildcards: boolean;
   pods: PodMode;
+  /** --log-queries: share of queries logged, 0 = off. */
+  logQueries: number;
+  logQueriesMaxRate: number;
   version?: string;
   help: boolean;
+  maxConcurrentForwards: number;
+  lameduckMs: number;
 }
 
 function port(name: string, v: number, allowZero = false): number {
@@ -88,9 +104,21 @@ export function parseOptions(argv: readonly string[]): KubeDnsOptions {
   if (ttl < 0 || ttl > 2_147_483_647) throw new FlagError(`--ttl=${ttl}: must be 0 or more seconds`);
   const bind = String(v['dns-bind-address']);
   if (isIP(bind) === 0) throw new FlagError(`--dns-bind-address=${bind}: not an IP address`);
+  const lq = String(v['log-queries']) === 'true' ? 1 : Number(v['log-queries']);
+  if (String(v['log-queries']).trim() === '' || !(lq >= 0 && lq <= 1)) throw new FlagError(`--log-queries=${String(v['log-queries'])}: a share of queries from 0 to 1 (e.g. 0.01)`);
+  const lqMax = Number(v['log-queries-max-rate']);
+  if (!(lqMax >= 1)) throw new FlagError(`--log-queries-max-rate=${lqMax}: at least 1 line per second`);
   const hbind = String(v['healthz-bind-address']);
   if (isIP(hbind) === 0) throw new FlagError(`--healthz-bind-address=${hbind}: not an IP address`);
+  const maxConcurrentForwards = Number(v['max-concurrent-forwards']);
+  if (!Number.isInteger(maxConcurrentForwards) || maxConcurrentForwards < 1) {
+    throw new FlagError(`--max-concurrent-forwards=${maxConcurrentForwards}: must be 1 or more`);
+  }
+  const lameduckMs = Number(v.lameduck);
+  if (!(lameduckMs >= 0)) throw new FlagError(`--lameduck=${String(v.lameduck)}: must be 0 or more`);
   return {
+    maxConcurrentForwards,
+    lameduckMs,
     domain: domainRaw,
     dnsBindAddress: bind,
     dnsPort: port('dns-port', Number(v['dns-port']), true),
@@ -105,7 +133,11 @@ export function parseOptions(argv: readonly string[]): KubeDnsOptions {
     verbosity: Number(v.v),
     ttl,
     responseCacheEntries: Math.max(0, Number(v['response-cache-entries'])),
+    responseCacheBytes: Math.max(0, Number(v['response-cache-bytes'])),
+    wildcards: v.wildcards === true,
     pods: pods as PodMode,
+    logQueries: lq,
+    logQueriesMaxRate: lqMax,
     version: v.version === undefined ? undefined : String(v.version),
     help: f.help,
   };

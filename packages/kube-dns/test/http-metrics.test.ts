@@ -54,3 +54,32 @@ test('per-query metrics: exact names and types, labels, cumulative buckets, +Inf
   assert.equal(sample('kubedns_records', { kind: 'services' })?.value, '3');
   assert.ok(families.has('process_resident_memory_bytes'), 'process metrics');
 });
+
+test('event-loop delay: a stall shows in kubedns_event_loop_delay_seconds and in the max since the last scrape', async (t) => {
+  const m = new KubeDnsMetrics();
+  t.after(() => m.close());
+  await m.registry.metrics(); // start a fresh interval
+  await new Promise((r) => setTimeout(r, 100));
+  const until = performance.now() + 120;
+  while (performance.now() < until) {
+    /* a 120 ms stall of the event loop */
+  }
+  await new Promise((r) => setTimeout(r, 50));
+  const text = await m.registry.metrics();
+  const value = (series: string) => Number(text.split('\n').find((l) => l.startsWith(`${series} `))?.split(' ')[1]);
+  assert.match(text, /# TYPE kubedns_event_loop_delay_seconds histogram/);
+  assert.match(text, /# TYPE kubedns_event_loop_delay_max_seconds gauge/);
+  const count = value('kubedns_event_loop_delay_seconds_count');
+  assert.ok(count > 0, `${count} samples`);
+  assert.ok(value('kubedns_event_loop_delay_seconds_bucket{le="0.05"}') < count, 'the stall is counted above 50 ms');
+  assert.equal(value('kubedns_event_loop_delay_seconds_bucket{le="+Inf"}'), count);
+  assert.ok(value('kubedns_event_loop_delay_max_seconds') >= 0.1, `max ${value('kubedns_event_loop_delay_max_seconds')}`);
+  // the max covers one scrape interval: a calm interval after it shows a small max
+  await new Promise((r) => setTimeout(r, 100));
+  const calm = await m.registry.metrics();
+  const max2 = Number(calm.split('\n').find((l) => l.startsWith('kubedns_event_loop_delay_max_seconds '))?.split(' ')[1]);
+  assert.ok(max2 < 0.1, `max after a calm interval: ${max2}`);
+  // buckets are cumulative and never shrink
+  const count2 = Number(calm.split('\n').find((l) => l.startsWith('kubedns_event_loop_delay_seconds_count '))?.split(' ')[1]);
+  assert.ok(count2 >= count);
+});

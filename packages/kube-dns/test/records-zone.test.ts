@@ -177,50 +177,6 @@ test('stats count what the zone holds', () => {
   assert.equal(z.stats().endpoints, 1);
 });
 
-test('dump lists every record of every service', () => {
-  const z = zoneWith(
-    clusterIP('default', 'kubernetes', ['10.0.0.1', 'fd00::1'], [port('https', 443), port('', 8080)]),
-    headless('default', 'web'),
-    externalName('default', 'ext', 'www.example.com'),
-  );
-  z.setSlice(slice('default', 'web-1', 'web', [ep('10.1.0.1', 'pet-0'), ep('10.1.0.2'), ep('10.1.0.3', '', false)], [port('http', 80)]));
-  z.setPod({ namespace: 'default', name: 'p', ips: ['10.1.0.9'] });
-  const d = z.dump(ZN);
-  assert.equal(d.zone, ZN);
-  assert.equal(d.generation, z.generation);
-  assert.deepEqual(d.pods, [{ namespace: 'default', name: 'p', ips: ['10.1.0.9'] }]);
-  const text = (name: string): string[] =>
-    d.services.find((s) => s.name === name)!.records.map((r) => `${r.name} ${r.type} ${r.data}`);
-  assert.deepEqual(d.services.map((s) => `${s.namespace}/${s.name} ${s.kind}`), [
-    'default/ext ExternalName',
-    'default/kubernetes ClusterIP',
-    'default/web Headless',
-  ]);
-  assert.deepEqual(text('ext'), ['ext.default.svc.cluster.local CNAME www.example.com.']);
-  assert.deepEqual(text('kubernetes'), [
-    'kubernetes.default.svc.cluster.local A 10.0.0.1',
-    'kubernetes.default.svc.cluster.local AAAA fd00::1',
-    'kubernetes.default.svc.cluster.local SRV 10 50 443 kubernetes.default.svc.cluster.local.',
-    '_https._tcp.kubernetes.default.svc.cluster.local SRV 10 100 443 kubernetes.default.svc.cluster.local.',
-    'kubernetes.default.svc.cluster.local SRV 10 50 8080 kubernetes.default.svc.cluster.local.',
-    '1.0.0.10.in-addr.arpa PTR kubernetes.default.svc.cluster.local.',
-    '1.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.d.f.ip6.arpa PTR kubernetes.default.svc.cluster.local.',
-  ]);
-  assert.deepEqual(text('web'), [
-    'web.default.svc.cluster.local A 10.1.0.1',
-    'pet-0.web.default.svc.cluster.local A 10.1.0.1',
-    'web.default.svc.cluster.local A 10.1.0.2',
-    '10-1-0-2.web.default.svc.cluster.local A 10.1.0.2',
-    'web.default.svc.cluster.local SRV 10 50 80 pet-0.web.default.svc.cluster.local.',
-    '_http._tcp.web.default.svc.cluster.local SRV 10 50 80 pet-0.web.default.svc.cluster.local.',
-    'web.default.svc.cluster.local SRV 10 50 80 10-1-0-2.web.default.svc.cluster.local.',
-    '_http._tcp.web.default.svc.cluster.local SRV 10 50 80 10-1-0-2.web.default.svc.cluster.local.',
-    '1.0.1.10.in-addr.arpa PTR pet-0.web.default.svc.cluster.local.',
-    '2.0.1.10.in-addr.arpa PTR 10-1-0-2.web.default.svc.cluster.local.',
-  ]);
-  assert.doesNotThrow(() => JSON.stringify(d));
-});
-
 test('a zone answers for the zone name it is asked about (memo keyed by zone)', () => {
   const z = new Zone();
   z.setService(headless('default', 'h'));

@@ -7,7 +7,9 @@ import { Zone } from '../src/records/zone.js';
 import { resolve } from '../src/resolve/resolve.js';
 import type { Resolution, ResolveOptions } from '../src/resolve/types.js';
 
-export const OPTS: ResolveOptions = { zone: 'cluster.local', ttl: 30, pods: 'insecure', serial: 1700000000 };
+// The rule tables cover the legacy `*` wildcards, so they are on here; that they are off by
+// default is tested in server-wire.test.ts.
+export const OPTS: ResolveOptions = { zone: 'cluster.local', ttl: 30, pods: 'insecure', serial: 1700000000, wildcards: true };
 
 export function port(name: string, num: number, protocol: Protocol = 'TCP'): PortInfo {
   return { name, port: num, protocol };

@@ -373,7 +373,10 @@ test('dependencies name what an answer can change with (rule 10)', () => {
     [`extin.default.svc.${Z}`, 'A', '*'],
     ['1.0.0.10.in-addr.arpa', 'PTR', '*'],
     ['9.9.9.9.in-addr.arpa', 'PTR', '*'],
-    [`*.default.svc.${Z}`, 'A', '*'],
+    // a wildcard over one namespace changes with that namespace only (cached across other changes)
+    [`*.default.svc.${Z}`, 'A', 'ns/default'],
+    [`kubernetes.*.svc.${Z}`, 'A', 'name/kubernetes'],
+    [`*.*.svc.${Z}`, 'A', '*'],
     [`*.kubernetes.default.svc.${Z}`, 'A', 'svc/default/kubernetes'],
     ['example.com', 'A', 'static'],
   ];

@@ -11,6 +11,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { chmodSync, chownSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -187,6 +188,13 @@ test('images: the kube-dns pod of manifests/kube-dns.yaml runs from the built im
       chownSync(join(saDir, f), 0, fsGroup);
     }
 
+    // The downward API: what the kubelet would put in these variables.
+    const downward: Record<string, string> = {
+      'metadata.name': `${deployment.metadata.name}-e2e-${process.pid}`,
+      'metadata.namespace': deployment.metadata.namespace,
+      'metadata.uid': randomUUID(),
+      'spec.nodeName': 'e2e-node',
+    };
     const runArgs = (c: Obj, opts: { pod?: string; name: string; skipVolumes?: string[]; readOnlyVolumes?: string[] }): string[] => {
       const sc = { ...podSc, ...(c.securityContext ?? {}) } as Obj;
       const a = ['run', '-d', '--name', opts.name];
@@ -204,8 +212,10 @@ test('images: the kube-dns pod of manifests/kube-dns.yaml runs from the built im
       // the kubelet's cpu.shares from the request
       if (res.requests?.cpu) a.push('--cpu-shares', String(Math.max(2, Math.round(quantity(res.requests.cpu) * 1024))));
       for (const e of c.env ?? []) {
-        assert.ok(e.value !== undefined, `${c.name}: env ${e.name} without a plain value`);
-        a.push('--env', `${e.name}=${e.value}`);
+        const field = e.valueFrom?.fieldRef?.fieldPath as string | undefined;
+        const value = e.value ?? (field ? downward[field] : undefined);
+        assert.ok(value !== undefined, `${c.name}: env ${e.name}: only plain values and the downward API fields ${Object.keys(downward).join(', ')}`);
+        a.push('--env', `${e.name}=${value}`);
       }
       a.push('--env', 'KUBERNETES_SERVICE_HOST=127.0.0.1', '--env', `KUBERNETES_SERVICE_PORT=${cluster.api.port}`);
       if (spec.automountServiceAccountToken !== false) a.push('--volume', `${saDir}:/var/run/secrets/kubernetes.io/serviceaccount:ro`);

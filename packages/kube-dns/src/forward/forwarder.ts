@@ -4,6 +4,7 @@ import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import type { Logger, Nameserver } from '@kube-dns/config';
 import { buildQuery, exchange, type Transport } from '@kube-dns/dns-client';
+import { LogLimiter } from './log-limiter.js';
 import { LOOP_PROBE_SUFFIX, LoopProbes } from './loop-detect.js';
 import { matchStubDomain } from './upstreams.js';
 
@@ -18,6 +19,13 @@ export interface ForwarderOptions {
   /** Resolves a stub server given as a name inside the cluster zone (through our own records). */
   resolveClusterName?: (name: string) => string | undefined;
   clusterZone?: string;
+  /**
+   * Forwards in flight at most (CoreDNS forward's max_concurrent); beyond it a query gets SERVFAIL
+   * at once. Each forward holds a socket and a timer until its upstream answers or times out, so
+   * with a slow upstream an unbounded count grows with the query rate times the timeout (a
+   * random-subdomain flood). Default 1000.
+   */
+  maxConcurrent?: number;
 }
 
 const RCODE_SERVFAIL = 2;
@@ -34,8 +42,16 @@ export class Forwarder {
   /** "ip:port" of upstreams dropped because they sent our own queries back to us. */
   readonly looping = new Set<string>();
   loopsDetected = 0;
+  /** Forwards started and not yet finished (each may try several servers in turn). */
+  inFlight = 0;
+  /** Queries answered SERVFAIL at once because `maxConcurrent` forwards were in flight. */
+  rejected = 0;
+  readonly maxConcurrent: number;
+  private readonly overLimitLog = new LogLimiter(10_000);
 
-  constructor(private readonly opts: ForwarderOptions) {}
+  constructor(private readonly opts: ForwarderOptions) {
+    this.maxConcurrent = opts.maxConcurrent ?? 1000;
+  }
 
   private loopChecks = false;
 
@@ -110,6 +126,25 @@ export class Forwarder {
    */
   async forward(query: Buffer, lname: string, transport: Transport): Promise<Buffer | undefined> {
     if (this.detectLoop(lname)) return undefined;
+    if (this.inFlight >= this.maxConcurrent) {
+      this.rejected++;
+      this.overLimitLog.maybe((suppressed) =>
+        this.opts.log.warn(
+          { inFlight: this.inFlight, max: this.maxConcurrent, name: lname, rejectedTotal: this.rejected, suppressed },
+          `${this.maxConcurrent} forwards in flight (--max-concurrent-forwards): answering SERVFAIL at once; upstreams are slow or a flood of names outside the cluster is under way`,
+        ),
+      );
+      return undefined;
+    }
+    this.inFlight++;
+    try {
+      return await this.forwardNow(query, lname, transport);
+    } finally {
+      this.inFlight--;
+    }
+  }
+
+  private async forwardNow(query: Buffer, lname: string, transport: Transport): Promise<Buffer | undefined> {
     const stub = matchStubDomain(lname, this.stubDomains);
     const servers = stub ? await this.resolveStubServers(stub) : this.upstreams;
     const clientId = query.readUInt16BE(0);

@@ -1,8 +1,9 @@
 // Prometheus metrics of kube-dns. The original's skydns_* names stay (dashboards and alerts use
 // them); the kubedns_* ones are ours and say more.
+import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
 import client, { type Counter, Registry } from 'prom-client';
 import type { Transport } from '@kube-dns/dns-client';
-import { qtypeName, type QueryObserver, type System } from '../server/handler.js';
+import type { QueryObserver, System } from '../server/handler.js';
 import { FastHistogram, registerScraped } from './query-metrics.js';
 
 const RCODE_NAMES = ['NOERROR', 'FORMERR', 'SERVFAIL', 'NXDOMAIN', 'NOTIMP', 'REFUSED'];
@@ -13,6 +14,16 @@ const DURATION_BUCKETS = [0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005
 const SKY_DURATION_BUCKETS = [0.001, 0.003, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 const SKY_SIZE_BUCKETS = [0, 512, 1024, 1500, 2048, 4096, 8192, 12288, 16384, 20480, 24576, 28672, 32768, 36864, 40960, 45056, 49152, 53248, 57344, 61440, 65536];
 const rcodeName = (n: number) => RCODE_NAMES[n] ?? `RCODE${n}`;
+/**
+ * qtypes with a label of their own; every other number a client sends is counted as 'other', so
+ * the series of kubedns_dns_requests_total stay a small fixed set whatever arrives on the wire.
+ */
+const QTYPE_LABELS = ['other', 'A', 'NS', 'CNAME', 'SOA', 'PTR', 'MX', 'TXT', 'AAAA', 'SRV', 'NAPTR', 'DS', 'DNSKEY', 'SVCB', 'HTTPS', 'IXFR', 'AXFR', 'ANY', 'CAA'];
+/** qtype number → index in QTYPE_LABELS (0: other): one array read per query. */
+const QTYPE_INDEX = new Uint8Array(65536);
+for (const [n, name] of [[1, 'A'], [2, 'NS'], [5, 'CNAME'], [6, 'SOA'], [12, 'PTR'], [15, 'MX'], [16, 'TXT'], [28, 'AAAA'], [33, 'SRV'], [35, 'NAPTR'], [43, 'DS'], [48, 'DNSKEY'], [64, 'SVCB'], [65, 'HTTPS'], [251, 'IXFR'], [252, 'AXFR'], [255, 'ANY'], [257, 'CAA']] as const) {
+  QTYPE_INDEX[n] = QTYPE_LABELS.indexOf(name);
+}
 
 export interface KubeDnsMetricsOptions {
   /** PROMETHEUS_NAMESPACE / PROMETHEUS_SUBSYSTEM of the original (skydns / skydns). */
@@ -22,7 +33,7 @@ export interface KubeDnsMetricsOptions {
 
 export class KubeDnsMetrics implements QueryObserver {
   readonly registry = new Registry();
-  /** (qtype << 8 | rcode << 2 | transport) → queries */
+  /** (qtype label index << 8 | rcode << 2 | transport) → queries */
   private readonly requests = new Map<number, number>();
   /** index: transport * 3 + system */
   private readonly duration = Array.from({ length: 6 }, () => new FastHistogram(DURATION_BUCKETS));
@@ -35,6 +46,8 @@ export class KubeDnsMetrics implements QueryObserver {
   private cacheHits = 0;
   private cacheMisses = 0;
 
+  private readonly loopDelay: EventLoopDelay;
+
   readonly configReloads: Counter;
   readonly configRejects: Counter;
 
@@ -43,7 +56,7 @@ export class KubeDnsMetrics implements QueryObserver {
     client.collectDefaultMetrics({ register: r });
     const sky = `${opts.skydnsNamespace ?? 'skydns'}_${opts.skydnsSubsystem ?? 'skydns'}_dns`;
     registerScraped(r, 'kubedns_dns_requests_total', 'DNS queries answered, by query type, response code and transport.', 'counter', () =>
-      [...this.requests].map(([k, value]) => ({ value, labels: { qtype: qtypeName(k >> 8), rcode: rcodeName((k >> 2) & 0x3f), transport: k & 1 ? 'tcp' : 'udp' } })),
+      [...this.requests].map(([k, value]) => ({ value, labels: { qtype: QTYPE_LABELS[k >> 8]!, rcode: rcodeName((k >> 2) & 0x3f), transport: k & 1 ? 'tcp' : 'udp' } })),
     );
     registerScraped(r, 'kubedns_dns_request_duration_seconds', 'Time from a query arriving to its reply being handed to the socket.', 'histogram', () =>
       this.duration.flatMap((h, i) => (h.count ? h.values('kubedns_dns_request_duration_seconds', { transport: TRANSPORTS[i / 3 | 0]!, system: SYSTEMS[i % 3]! }) : [])),
@@ -66,12 +79,18 @@ export class KubeDnsMetrics implements QueryObserver {
     this.configReloads = new client.Counter({ name: 'kubedns_config_reloads_total', help: 'Valid ConfigMap changes applied.', registers: [r] });
     this.configRejects = new client.Counter({ name: 'kubedns_config_rejects_total', help: 'Invalid ConfigMap changes ignored (the last good config stays).', registers: [r] });
     registerGauges(r, gauges);
+    this.loopDelay = new EventLoopDelay(r);
+  }
+
+  /** Stops the event-loop delay sampler (it keeps no handle that holds the process open). */
+  close(): void {
+    this.loopDelay.close();
   }
 
   /** The hot path: numbers added in place, nothing allocated. */
   observe(qtype: number, rcode: number, transport: Transport, system: System, seconds: number, size: number, cacheHit: boolean): void {
     const t = transport === 'udp' ? 0 : 1;
-    const k = (qtype << 8) | (rcode << 2) | t;
+    const k = (QTYPE_INDEX[qtype & 0xffff]! << 8) | ((rcode & 0x3f) << 2) | t;
     this.requests.set(k, (this.requests.get(k) ?? 0) + 1);
     const sys = system === 'auth' ? 0 : system === 'recursive' ? 1 : 2;
     this.duration[t * 3 + sys]!.observe(seconds);
@@ -93,6 +112,7 @@ export interface GaugeSources {
   sync?: () => Record<string, { objects?: number; relists?: number; watchRestarts?: number; lastSyncAt?: number | null; lastEventAt?: number | null; errors?: number }>;
   forwarders?: () => Map<string, { requests: number; failures: number }>;
   cacheEntries?: () => number;
+  cacheBytes?: () => number;
   synced?: () => boolean;
   /** Upstreams found to send our own queries back to us. */
   loopsDetected?: () => number;
@@ -124,6 +144,14 @@ function registerGauges(r: Registry, g: GaugeSources): void {
     registers: [r],
     collect() {
       this.set(g.cacheEntries?.() ?? 0);
+    },
+  });
+  new client.Gauge({
+    name: 'kubedns_response_cache_bytes',
+    help: 'Memory held by the response cache (replies, keys and bookkeeping), as bounded by --response-cache-bytes.',
+    registers: [r],
+    collect() {
+      this.set(g.cacheBytes?.() ?? 0);
     },
   });
   const syncGauge = (name: string, help: string, field: 'lastSyncAt' | 'lastEventAt' | 'objects', scale = 1) =>
@@ -184,4 +212,79 @@ function registerGauges(r: Registry, g: GaugeSources): void {
   });
   fwd('kubedns_forward_requests_total', 'Queries sent to an upstream or stub-domain server.', 'requests');
   fwd('kubedns_forward_failures_total', 'Queries to an upstream or stub-domain server that timed out, failed or got SERVFAIL.', 'failures');
+}
+
+const LOOP_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1];
+/** The sampler's period: what it records is the time between its ticks, this plus the delay. */
+const LOOP_RESOLUTION_MS = 10;
+
+/**
+ * kubedns_event_loop_delay_seconds (histogram) and kubedns_event_loop_delay_max_seconds (the worst
+ * delay since the previous scrape): a stalled event loop delays every query, so an operator should
+ * see it before users do. Sampled by Node's monitorEventLoopDelay (a libuv timer in C++, every
+ * 10 ms: no JavaScript on the event loop), which records the time between its ticks: the delay
+ * is that less the 10 ms period. At each scrape its samples are folded into cumulative buckets
+ * (from its percentiles) and it starts afresh.
+ */
+class EventLoopDelay {
+  private readonly h: IntervalHistogram = monitorEventLoopDelay({ resolution: LOOP_RESOLUTION_MS });
+  private readonly buckets = new Float64Array(LOOP_BUCKETS.length);
+  private count = 0;
+  private sum = 0;
+  private lastMax = 0;
+
+  constructor(r: Registry) {
+    this.h.enable();
+    registerScraped(r, 'kubedns_event_loop_delay_seconds', 'How late the event loop ran a 10 ms timer: the time a query may wait before it is even read.', 'histogram', () => {
+      this.fold();
+      const name = 'kubedns_event_loop_delay_seconds';
+      const none: Record<string, string> = {};
+      return [
+        ...LOOP_BUCKETS.map((le, i) => ({ value: this.buckets[i]!, labels: { le } as Record<string, number | string>, metricName: `${name}_bucket` })),
+        { value: this.count, labels: { le: '+Inf' } as Record<string, number | string>, metricName: `${name}_bucket` },
+        { value: this.sum, labels: none, metricName: `${name}_sum` },
+        { value: this.count, labels: none, metricName: `${name}_count` },
+      ];
+    });
+    const takeMax = () => this.takeMax();
+    new client.Gauge({
+      name: 'kubedns_event_loop_delay_max_seconds',
+      help: 'The longest event-loop delay since the previous scrape.',
+      registers: [r],
+      collect() {
+        this.set(takeMax());
+      },
+    });
+  }
+
+  /** Adds the samples since the last fold to the cumulative series, then resets the sampler. */
+  private fold(): void {
+    const h = this.h;
+    const n = h.count;
+    if (n === 0) return;
+    // percentiles: ascending (percentile → delay in ns); the share of samples at or under each bucket
+    const pct = [...h.percentiles];
+    for (let i = 0; i < LOOP_BUCKETS.length; i++) {
+      const limitNs = (LOOP_BUCKETS[i]! * 1e3 + LOOP_RESOLUTION_MS) * 1e6;
+      let share = 0;
+      for (const [p, v] of pct) if (v <= limitNs) share = p;
+      this.buckets[i]! += Math.round((n * share) / 100);
+    }
+    this.count += n;
+    const period = LOOP_RESOLUTION_MS / 1e3;
+    this.sum += Math.max(0, h.mean / 1e9 - period) * n;
+    this.lastMax = Math.max(this.lastMax, h.max / 1e9 - period, 0);
+    h.reset();
+  }
+
+  private takeMax(): number {
+    this.fold();
+    const m = this.lastMax;
+    this.lastMax = 0;
+    return m;
+  }
+
+  close(): void {
+    this.h.disable();
+  }
 }

@@ -50,3 +50,17 @@ export function describeError(e: unknown): string {
   }
   return String(e);
 }
+
+/**
+ * Retry-After of a failed request, in ms, when the server sent one in seconds (ApiException
+ * carries the response headers; client-node's Watch errors do not, so watches get plain backoff).
+ */
+export function retryAfterMs(e: unknown): number | undefined {
+  if (typeof e !== 'object' || e === null) return undefined;
+  const headers = (e as { headers?: unknown }).headers;
+  if (typeof headers !== 'object' || headers === null) return undefined;
+  const entry = Object.entries(headers).find(([k]) => k.toLowerCase() === 'retry-after');
+  const v = entry ? String(entry[1]).trim() : '';
+  if (!/^\d+$/.test(v)) return undefined;
+  return Number(v) * 1000;
+}

@@ -4,6 +4,7 @@
 //   neither                 the pod's service account (KUBERNETES_SERVICE_HOST/PORT, token, CA)
 import { accessSync } from 'node:fs';
 import { KubeConfig, type Cluster } from '@kubernetes/client-node';
+import { RotatingTokenFile, rotatingTokenUsers } from './token-file.js';
 
 export class KubeConfigError extends Error {
   override name = 'KubeConfigError';
@@ -86,8 +87,17 @@ function loadInCluster(root: string, env: NodeJS.ProcessEnv): KubeConfig {
   process.env['KUBERNETES_SERVICE_HOST'] = host;
   process.env['KUBERNETES_SERVICE_PORT'] = port;
   try {
+    const loaded = new KubeConfig();
+    loaded.loadFromCluster(root);
+    // the same config, its token read through RotatingTokenFile (see token-file.ts)
     const kc = new KubeConfig();
-    kc.loadFromCluster(root);
+    kc.addAuthenticator(new RotatingTokenFile());
+    kc.loadFromOptions({
+      clusters: loaded.getClusters(),
+      users: rotatingTokenUsers(loaded.getUsers()),
+      contexts: loaded.getContexts(),
+      currentContext: loaded.getCurrentContext(),
+    });
     return kc;
   } finally {
     restoreEnv('KUBERNETES_SERVICE_HOST', saved.h);

@@ -11,7 +11,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from '@kube-dns/config';
 import { Backoff, type BackoffOptions } from './backoff.js';
 import { realClock, type Clock } from './clock.js';
-import { describeError, isGone } from './errors.js';
+import { describeError, isGone, retryAfterMs } from './errors.js';
 import type { ListFn } from './list-api.js';
 import { watchOnce, type RunningWatch, type WatchEventObject, type WatchOutcome } from './watch-once.js';
 
@@ -46,6 +46,10 @@ export interface ReflectorOptions<T> {
   watchTimeoutSeconds?: { min: number; max: number };
   /** A watch that lasted this long (or delivered any event) resets the backoff. Default 30 s. */
   healthyWatchMs?: number;
+  /** A watch silent this long (no event, no bookmark) is abandoned and the resource relisted. Default 180 s. */
+  watchIdleMs?: number;
+  /** Longest Retry-After honoured (a larger one is cut to this). Default 5 min. */
+  maxRetryAfterMs?: number;
 }
 
 export interface ReflectorStats {
@@ -146,6 +150,7 @@ export class Reflector<T extends ObjectWithMeta> extends EventEmitter {
         resourceVersion: this.rv,
         timeoutSeconds: this.pickWatchTimeout(),
         graceMs: 60_000,
+        idleMs: this.o.watchIdleMs ?? 180_000,
         onEvent: (type, obj) => {
           events++;
           this.onWatchEvent(type, obj);
@@ -164,6 +169,10 @@ export class Reflector<T extends ObjectWithMeta> extends EventEmitter {
       if (outcome.kind === 'expired') {
         needList = true;
         this.o.log.info({ ...ctx, reason: outcome.message }, 'watch resourceVersion expired (410); relisting');
+      } else if (outcome.kind === 'idle') {
+        needList = true;
+        this.noteError(`watch: ${outcome.message}`);
+        this.o.log.warn({ ...ctx, err: outcome.message }, 'watch silent for too long (no event, no bookmark); relisting');
       } else if (outcome.kind === 'error') {
         this.noteError(`watch: ${outcome.message}`);
         this.o.log.warn({ ...ctx, err: outcome.message }, 'watch failed; retrying');
@@ -172,6 +181,17 @@ export class Reflector<T extends ObjectWithMeta> extends EventEmitter {
       }
       if (delay > 0) await this.clock.sleep(delay, this.stopper.signal);
     }
+  }
+
+  /**
+   * The backoff's next delay, or the server's Retry-After when longer (429 Too Many Requests and
+   * 503 carry it: an overloaded apiserver asks clients to stay away that long, and a fleet of
+   * replicas retrying sooner would keep it overloaded).
+   */
+  private retryDelay(e: unknown): number {
+    const delay = this.backoff.next();
+    const after = retryAfterMs(e);
+    return after === undefined ? delay : Math.max(delay, Math.min(after, this.o.maxRetryAfterMs ?? 300_000));
   }
 
   private pickWatchTimeout(): number {
@@ -237,7 +257,7 @@ export class Reflector<T extends ObjectWithMeta> extends EventEmitter {
       } catch (e) {
         if (this.stopped) return false;
         this.noteError(`list: ${describeError(e)}`);
-        const delay = this.backoff.next();
+        const delay = this.retryDelay(e);
         if (isGone(e) && token !== undefined) {
           // The snapshot behind the continue token is gone: a consistent list must start over.
           token = undefined;

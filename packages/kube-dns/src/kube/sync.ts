@@ -22,6 +22,9 @@ export interface KubeSyncOptions {
   backoff?: Partial<BackoffOptions>;
   listTimeoutMs?: number;
   watchTimeoutSeconds?: { min: number; max: number };
+  /** See ReflectorOptions. */
+  watchIdleMs?: number;
+  maxRetryAfterMs?: number;
 }
 
 export type KubeSyncStats = Partial<Record<WatchedResource, ReflectorStats>>;
@@ -75,6 +78,8 @@ export class KubeSync extends EventEmitter {
         ...(o.backoff && { backoff: o.backoff }),
         ...(o.listTimeoutMs !== undefined && { listTimeoutMs: o.listTimeoutMs }),
         ...(o.watchTimeoutSeconds && { watchTimeoutSeconds: o.watchTimeoutSeconds }),
+        ...(o.watchIdleMs !== undefined && { watchIdleMs: o.watchIdleMs }),
+        ...(o.maxRetryAfterMs !== undefined && { maxRetryAfterMs: o.maxRetryAfterMs }),
       });
       r.once('synced', () => this.checkSynced());
       this.reflectors.set(resource, r);

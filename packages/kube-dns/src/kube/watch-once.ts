@@ -11,6 +11,8 @@ export type WatchOutcome =
   /** 410: the RV is too old (HTTP 410 or an ERROR event with a 410 Status): relist. */
   | { kind: 'expired'; message: string }
   | { kind: 'error'; message: string }
+  /** Nothing (no event, no bookmark) for `idleMs`: the stream is wedged somewhere; relist. */
+  | { kind: 'idle'; message: string }
   | { kind: 'aborted' };
 
 export interface WatchEventObject {
@@ -28,6 +30,13 @@ export interface WatchOnceOptions {
   timeoutSeconds: number;
   /** Give up on a watch that is still open this long after timeoutSeconds. */
   graceMs: number;
+  /**
+   * Give up on a watch that delivered nothing (no event, no bookmark, not even its response
+   * headers) for this long. kube-apiserver sends a bookmark about once a minute to watches that
+   * allow them, so several missing in a row means the stream is dead without the TCP connection
+   * saying so (a half-open connection, a wedged proxy or apiserver).
+   */
+  idleMs: number;
   onEvent(type: string, obj: WatchEventObject): void;
   /** The server accepted the watch (HTTP 200). */
   onEstablished(): void;
@@ -49,6 +58,7 @@ export function watchOnce(o: WatchOnceOptions): RunningWatch {
     if (finished) return;
     finished = true;
     clearTimeout(watchdog);
+    clearTimeout(idle);
     controller?.abort();
     // Destroying the per-watch agent also cuts a request still waiting for response headers,
     // which the controller (only handed out after the headers) cannot.
@@ -60,6 +70,11 @@ export function watchOnce(o: WatchOnceOptions): RunningWatch {
     () => finish({ kind: 'error', message: `watch still open ${o.graceMs} ms after its timeoutSeconds=${o.timeoutSeconds}; reconnecting` }),
     o.timeoutSeconds * 1000 + o.graceMs,
   );
+
+  const onIdle = (): void => finish({ kind: 'idle', message: `no event or bookmark for ${o.idleMs} ms` });
+  const idle = setTimeout(onIdle, o.idleMs);
+  // re-arming one timer per event would allocate; refresh() restarts the same timer
+  const alive = (): void => void idle.refresh();
 
   // client-node creates a fresh agent per watch inside applyToFetchOptions: keep a handle on it.
   const kc = Object.create(o.kc) as KubeConfig;
@@ -76,6 +91,7 @@ export function watchOnce(o: WatchOnceOptions): RunningWatch {
       { resourceVersion: o.resourceVersion, allowWatchBookmarks: true, timeoutSeconds: o.timeoutSeconds },
       (type: string, obj: WatchEventObject) => {
         if (finished) return;
+        alive();
         if (type === 'ERROR') {
           const msg = `watch ERROR event: ${obj?.code ?? '?'} ${obj?.reason ?? ''}: ${obj?.message ?? ''}`;
           finish(obj?.code === 410 ? { kind: 'expired', message: msg } : { kind: 'error', message: msg });
@@ -93,7 +109,10 @@ export function watchOnce(o: WatchOnceOptions): RunningWatch {
       (ctl) => {
         controller = ctl;
         if (finished) ctl.abort();
-        else o.onEstablished();
+        else {
+          alive();
+          o.onEstablished();
+        }
       },
       (err: unknown) => finish({ kind: 'error', message: describeError(err) }),
     );

@@ -1,8 +1,18 @@
-// A JSON-friendly listing of every record the zone serves (the /cache HTTP endpoint). Zone-file
-// style text data; SRV weights as the resolver computes them for the whole owner name. Synthetic
-// names (insecure pod names, SOA/NS, dns-version) are not listed.
+// The /cache listing: every record the zone serves for each service, as JSON. The records are not
+// derived here: each one is the answer resolve() gives to a question about a name the service
+// owns (A/AAAA/CNAME/SRV at the service name and its named ports, A/AAAA at each SRV target, PTR
+// at each address), so /cache and DNS cannot disagree. Synthetic names (insecure pod names,
+// SOA/NS, dns-version) are not listed; pods (--pods=verified) are listed as the zone holds them.
+//
+// The JSON is produced piece by piece by a generator so that the HTTP layer can interleave it
+// with DNS queries: between two pieces the work done is bounded (one service's questions, or
+// sorting at most SORT_SLICE names), however large the zone. A piece may be '' (work done,
+// nothing to write): a point where the caller may pause.
+import type { Answer } from 'dns-packet';
+import { resolve } from '../resolve/resolve.js';
+import type { ResolveOptions } from '../resolve/types.js';
 import { ipToReverseName } from './names.js';
-import type { PortInfo, ServiceKind } from './types.js';
+import type { ServiceKind } from './types.js';
 import type { ServiceEntry, Zone } from './zone.js';
 
 export interface DumpRecord {
@@ -18,76 +28,145 @@ export interface DumpService {
   records: DumpRecord[];
 }
 
+/** The parsed form of the JSON that dumpJson writes. */
 export interface ZoneDump {
   zone: string;
+  /** The zone's generation when the listing started (services changed meanwhile show their newer state). */
   generation: number;
   services: DumpService[];
   pods: { namespace: string; name: string; ips: string[] }[];
 }
 
-const addressType = (ip: string): 'A' | 'AAAA' => (ip.includes(':') ? 'AAAA' : 'A');
-
-/** SRV rows as [owner, port, target]: the weight depends on how many share the owner. */
-function srvRecords(rows: [string, number, string][]): DumpRecord[] {
-  const seen = new Set<string>();
-  const unique = rows.filter(([o, p, t]) => {
-    const k = `${o} ${p} ${t}`;
-    if (seen.has(k)) return false;
-    seen.add(k);
-    return true;
-  });
-  const perOwner = new Map<string, number>();
-  for (const [o] of unique) perOwner.set(o, (perOwner.get(o) ?? 0) + 1);
-  return unique.map(([o, p, t]) => ({
-    name: o,
-    type: 'SRV',
-    data: `10 ${Math.floor(100 / perOwner.get(o)!)} ${p} ${t}.`,
-  }));
+/** Answers resolve() gives at `name` for `qtype`, of that type and owned by that name. */
+function ask(zone: Zone, name: string, qtype: DumpRecord['type'], opts: ResolveOptions): Answer[] {
+  const r = resolve(zone, name, qtype, opts);
+  if (r.action !== 'answer' || r.rcode !== 'NOERROR') return [];
+  // An in-zone CNAME chain also carries the target's records: those belong to the target.
+  return r.answers.filter((a) => a.type === qtype && a.name === name);
 }
 
-const portName = (p: PortInfo, fqdn: string): string => `_${p.name}._${p.protocol.toLowerCase()}.${fqdn}`;
-
-function serviceRecords(zone: Zone, e: ServiceEntry, zoneName: string): DumpRecord[] {
-  const fqdn = zone.fqdn(e, zoneName);
-  const { info } = e;
-  const out: DumpRecord[] = [];
-  if (info.kind === 'ExternalName') {
-    if (info.externalName) out.push({ name: fqdn, type: 'CNAME', data: `${info.externalName}.` });
-    return out;
+function toRecord(a: Answer): DumpRecord {
+  switch (a.type) {
+    case 'SRV':
+      return { name: a.name, type: 'SRV', data: `${a.data.priority} ${a.data.weight} ${a.data.port} ${a.data.target}.` };
+    case 'CNAME':
+    case 'PTR':
+      return { name: a.name, type: a.type, data: `${a.data}.` };
+    default:
+      return { name: a.name, type: a.type as 'A' | 'AAAA', data: String((a as { data: unknown }).data) };
   }
-  const srv: [string, number, string][] = [];
-  if (info.kind === 'ClusterIP') {
-    for (const ip of info.clusterIPs) out.push({ name: fqdn, type: addressType(ip), data: ip });
-    for (const p of info.ports) {
-      srv.push([fqdn, p.port, fqdn]);
-      if (p.name) srv.push([portName(p, fqdn), p.port, fqdn]);
-    }
-    out.push(...srvRecords(srv));
-    for (const ip of info.clusterIPs) out.push({ name: ipToReverseName(ip), type: 'PTR', data: `${fqdn}.` });
-    return out;
-  }
-  const view = zone.headless(e, zoneName);
-  for (const ep of view.endpoints) {
-    out.push({ name: fqdn, type: addressType(ep.ip), data: ep.ip });
-    out.push({ name: ep.fqdn, type: addressType(ep.ip), data: ep.ip });
-    if (ep.ports.length === 0) srv.push([fqdn, 0, ep.fqdn]);
-    for (const p of ep.ports) {
-      srv.push([fqdn, p.port, ep.fqdn]);
-      if (p.name) srv.push([portName(p, fqdn), p.port, ep.fqdn]);
-    }
-  }
-  out.push(...srvRecords(srv));
-  for (const ep of view.endpoints) out.push({ name: ipToReverseName(ep.ip), type: 'PTR', data: `${ep.fqdn}.` });
-  return out;
 }
 
-export function dumpZone(zone: Zone, zoneName: string): ZoneDump {
-  const services: DumpService[] = [];
-  for (const ns of [...zone.namespaces()].sort()) {
-    const entries = [...zone.servicesIn(ns)].sort((a, b) => (a.info.name < b.info.name ? -1 : 1));
-    for (const e of entries) {
-      services.push({ namespace: ns, name: e.info.name, kind: e.info.kind, records: serviceRecords(zone, e, zoneName) });
+/** `_<port>._<proto>` prefixes of the named ports a service may answer SRV for. */
+function namedPortPrefixes(zone: Zone, e: ServiceEntry, zoneName: string): string[] {
+  const out = new Set<string>();
+  const add = (p: { name: string; protocol: string }): void => {
+    if (p.name) out.add(`_${p.name}._${p.protocol.toLowerCase()}`);
+  };
+  if (e.info.kind === 'ClusterIP') e.info.ports.forEach(add);
+  else if (e.info.kind === 'Headless') for (const ep of zone.headless(e, zoneName).endpoints) ep.ports.forEach(add);
+  return [...out];
+}
+
+/** Every record of one service, as the resolver answers for it. */
+export function serviceRecords(zone: Zone, e: ServiceEntry, opts: ResolveOptions): DumpRecord[] {
+  const fqdn = zone.fqdn(e, opts.zone);
+  const answers: Answer[] = [];
+  const addresses = (name: string): Answer[] => [...ask(zone, name, 'A', opts), ...ask(zone, name, 'AAAA', opts)];
+  answers.push(...addresses(fqdn));
+  if (e.info.kind === 'ExternalName') {
+    answers.push(...ask(zone, fqdn, 'CNAME', opts));
+    return answers.map(toRecord);
+  }
+  const srvAtName = ask(zone, fqdn, 'SRV', opts);
+  answers.push(...srvAtName);
+  for (const prefix of namedPortPrefixes(zone, e, opts.zone)) answers.push(...ask(zone, `${prefix}.${fqdn}`, 'SRV', opts));
+  // The names this service owns: its own, and (headless) every endpoint's, which the SRV targets list.
+  const owned = new Set([fqdn]);
+  for (const s of srvAtName) {
+    const target = (s as { data: { target: string } }).data.target;
+    if (owned.has(target)) continue;
+    owned.add(target);
+    answers.push(...addresses(target));
+  }
+  const ips = new Set<string>();
+  for (const a of answers) if (a.type === 'A' || a.type === 'AAAA') ips.add((a as { data: string }).data);
+  for (const ip of ips) {
+    // An IP can belong to several services: list only the PTRs that point into this one.
+    for (const p of ask(zone, ipToReverseName(ip), 'PTR', opts)) if (owned.has((p as { data: string }).data)) answers.push(p);
+  }
+  return answers.map(toRecord);
+}
+
+/** Names sorted lazily: slices of SORT_SLICE sorted one per step, then merged as they are taken. */
+const SORT_SLICE = 2048;
+
+function* sortedNames(names: string[]): Generator<string | undefined> {
+  const runs: string[][] = [];
+  for (let i = 0; i < names.length; i += SORT_SLICE) {
+    runs.push(names.slice(i, i + SORT_SLICE).sort());
+    yield undefined; // a pause point
+  }
+  // k-way merge with a binary heap of run indexes, keyed by each run's current head.
+  const pos = runs.map(() => 0);
+  const head = (r: number): string => runs[r]![pos[r]!]!;
+  const heap = runs.map((_, i) => i);
+  const less = (a: number, b: number): boolean => head(heap[a]!) < head(heap[b]!);
+  const down = (i: number): void => {
+    for (;;) {
+      const l = 2 * i + 1;
+      const r = l + 1;
+      let m = i;
+      if (l < heap.length && less(l, m)) m = l;
+      if (r < heap.length && less(r, m)) m = r;
+      if (m === i) return;
+      [heap[i], heap[m]] = [heap[m]!, heap[i]!];
+      i = m;
+    }
+  };
+  for (let i = (heap.length >> 1) - 1; i >= 0; i--) down(i);
+  while (heap.length > 0) {
+    const r = heap[0]!;
+    yield head(r);
+    if (++pos[r]! === runs[r]!.length) {
+      heap[0] = heap[heap.length - 1]!;
+      heap.pop();
+    }
+    down(0);
+  }
+}
+
+/**
+ * The /cache JSON of the zone, in pieces: namespaces and services in name order, one service per
+ * line. The zone may change between pieces: each service is listed as it is when its turn comes,
+ * a service deleted meanwhile is left out and one added meanwhile may be missing.
+ */
+export function* dumpJson(zone: Zone, opts: ResolveOptions): Generator<string> {
+  yield `{"zone":${JSON.stringify(opts.zone)},"generation":${zone.generation},"services":[`;
+  let first = true;
+  for (const ns of sortedNames([...zone.namespaces()])) {
+    if (ns === undefined) {
+      yield '';
+      continue;
+    }
+    for (const name of sortedNames([...zone.servicesIn(ns)].map((e) => e.info.name))) {
+      const e = name === undefined ? undefined : zone.getService(ns, name);
+      if (!e) {
+        yield '';
+        continue;
+      }
+      const s: DumpService = { namespace: ns, name: e.info.name, kind: e.info.kind, records: serviceRecords(zone, e, opts) };
+      yield `${first ? '' : ','}\n${JSON.stringify(s)}`;
+      first = false;
     }
   }
-  return { zone: zoneName, generation: zone.generation, services, pods: [...zone.allPods()] };
+  yield '\n],"pods":[';
+  first = true;
+  let n = 0;
+  for (const p of zone.allPods()) {
+    yield `${first ? '' : ','}\n${JSON.stringify(p)}`;
+    first = false;
+    if (++n % SORT_SLICE === 0) yield '';
+  }
+  yield '\n]}\n';
 }

@@ -113,3 +113,20 @@ export function parseDashedIp(label: string): string | undefined {
 export function ipFamily(ip: string): 0 | 4 | 6 {
   return isIP(ip) as 0 | 4 | 6;
 }
+
+const NON_ASCII = /[^\x00-\x7f]/;
+
+/**
+ * Lower-cases A-Z only (DNS case-insensitivity is ASCII-only, RFC 4343). Names off the wire are
+ * latin1 strings (one char per octet), where String#toLowerCase would also fold 0xC0-0xDE onto
+ * 0xE0-0xFE and make two different names one. Pure ASCII (every real name) takes the fast path.
+ */
+export function asciiLower(s: string): string {
+  if (!NON_ASCII.test(s)) return s.toLowerCase();
+  let out = '';
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    out += String.fromCharCode(c >= 0x41 && c <= 0x5a ? c + 0x20 : c);
+  }
+  return out;
+}

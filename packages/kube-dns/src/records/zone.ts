@@ -5,7 +5,6 @@
 // callers must not mutate them either). Per-service derived data (FQDN, the merged headless view)
 // is built on first use and dropped on the next change of that service or its slices, so a large
 // initial list costs no per-update rebuilds and a query costs no rebuilds.
-import { dumpZone, type ZoneDump } from './dump.js';
 import { DepGenerations } from './generations.js';
 import { buildHeadlessView, type HeadlessView } from './headless.js';
 import { samePodIps, sameService, sameSlice } from './equal.js';
@@ -38,11 +37,25 @@ export function serviceDep(namespace: string, name: string): string {
   return `svc/${namespace}/${name}`;
 }
 
+/** Dependency key of `*.<ns>.svc.<zone>` wildcards: any service (or its slices) of the namespace. */
+export function namespaceDep(namespace: string): string {
+  return `ns/${namespace}`;
+}
+
+/** Dependency key of `<name>.*.svc.<zone>` wildcards: any service of that name, in any namespace. */
+export function nameDep(name: string): string {
+  return `name/${name}`;
+}
+
 export class Zone implements ZoneWriter, ZoneReader {
   private gen = 0;
   private readonly deps = new DepGenerations();
+  /** Namespace and name dependencies of wildcards, apart so they never crowd the service ones. */
+  private readonly wildDeps = new DepGenerations();
   /** namespace → name → entry: the namespace level answers `<ns>.svc.<zone>` and wildcards. */
   private readonly services = new Map<string, Map<string, ServiceEntry>>();
+  /** service name → namespaces that have a service of that name (for `<name>.*` wildcards). */
+  private readonly namespacesByName = new Map<string, Set<string>>();
   /** '<ns>/<service>' → slice name → slice; a slice may arrive before its service. */
   private readonly slicesByService = new Map<string, Map<string, EndpointSliceInfo>>();
   /** '<ns>/<slice>' → service name, to find a slice again on delete or relabel. */
@@ -63,6 +76,7 @@ export class Zone implements ZoneWriter, ZoneReader {
   depGeneration(dep: string): number {
     if (dep === 'static') return 0;
     if (dep.startsWith('svc/')) return this.deps.get(dep);
+    if (dep.startsWith('ns/') || dep.startsWith('name/')) return this.wildDeps.get(dep);
     return this.gen; // '*' and anything unknown: conservative
   }
 
@@ -76,6 +90,9 @@ export class Zone implements ZoneWriter, ZoneReader {
     let ns = this.services.get(s.namespace);
     if (!ns) this.services.set(s.namespace, (ns = new Map()));
     ns.set(s.name, { info: s });
+    let byName = this.namespacesByName.get(s.name);
+    if (!byName) this.namespacesByName.set(s.name, (byName = new Set()));
+    byName.add(s.namespace);
     if (old) this.kinds[old.info.kind]--;
     else this.serviceCount++;
     this.kinds[s.kind]++;
@@ -90,6 +107,9 @@ export class Zone implements ZoneWriter, ZoneReader {
     const ns = this.services.get(namespace)!;
     ns.delete(name);
     if (ns.size === 0) this.services.delete(namespace);
+    const byName = this.namespacesByName.get(name)!;
+    byName.delete(namespace);
+    if (byName.size === 0) this.namespacesByName.delete(name);
     this.kinds[old.info.kind]--;
     this.serviceCount--;
     this.touch(namespace, name);
@@ -173,6 +193,19 @@ export class Zone implements ZoneWriter, ZoneReader {
     return (this.services.get(namespace) ?? new Map<string, ServiceEntry>()).values();
   }
 
+  /** Every service, namespace by namespace (lazily: a bounded walk stops early at no extra cost). */
+  *allServices(): IterableIterator<ServiceEntry> {
+    for (const ns of this.services.values()) yield* ns.values();
+  }
+
+  /** The services called `name`, in any namespace. */
+  *servicesNamed(name: string): IterableIterator<ServiceEntry> {
+    for (const namespace of this.namespacesByName.get(name) ?? []) {
+      const e = this.getService(namespace, name);
+      if (e) yield e;
+    }
+  }
+
   /** `<svc>.<ns>.svc.<zone>`, lower-case, no trailing dot. */
   fqdn(e: ServiceEntry, zone: string): string {
     return this.memo(e, zone).fqdn;
@@ -232,11 +265,6 @@ export class Zone implements ZoneWriter, ZoneReader {
     };
   }
 
-  /** Every record, JSON-friendly, for the /cache endpoint. zone: lower-case, no trailing dot. */
-  dump(zone: string): ZoneDump {
-    return dumpZone(this, zone);
-  }
-
   /** Every pod, for the /cache dump. */
   *allPods(): IterableIterator<{ namespace: string; name: string; ips: string[] }> {
     for (const [key, ips] of this.pods) {
@@ -262,6 +290,11 @@ export class Zone implements ZoneWriter, ZoneReader {
     const dep = serviceDep(namespace, name);
     if (e || this.slicesByService.has(`${namespace}/${name}`)) this.deps.bump(dep, this.gen);
     else this.deps.bury(dep, this.gen);
+    // what the wildcards over this namespace or this name depend on
+    if (this.services.has(namespace)) this.wildDeps.bump(namespaceDep(namespace), this.gen);
+    else this.wildDeps.bury(namespaceDep(namespace), this.gen);
+    if (this.namespacesByName.has(name)) this.wildDeps.bump(nameDep(name), this.gen);
+    else this.wildDeps.bury(nameDep(name), this.gen);
   }
 
   /** Adds (+1) or removes (-1) the reverse candidates a service contributes in its given state. */

@@ -41,6 +41,18 @@ export function soa(name: string, opts: ResolveOptions): Answer {
   };
 }
 
+/**
+ * The zone's SOA for negative answers: one object per ResolveOptions (the server's never change),
+ * so NXDOMAIN and NODATA allocate no record, and the encoder can keep its wire form (encode.ts).
+ * Shared: nobody mutates it.
+ */
+const zoneSoas = new WeakMap<ResolveOptions, Answer>();
+export function zoneSoa(opts: ResolveOptions): Answer {
+  let a = zoneSoas.get(opts);
+  if (!a) zoneSoas.set(opts, (a = soa(opts.zone, opts)));
+  return a;
+}
+
 function identity(a: Answer): string {
   switch (a.type) {
     case 'SRV':
@@ -85,7 +97,7 @@ export function positive(opts: ResolveOptions, answers: Answer[], additionals: A
     rcode: 'NOERROR',
     aa: true,
     answers: ans,
-    authorities: ans.length === 0 ? [soa(opts.zone, opts)] : [],
+    authorities: ans.length === 0 ? [zoneSoa(opts)] : [],
     additionals: ans.length === 0 ? [] : dedupe(additionals),
     cluster: true,
     dep,
@@ -102,7 +114,7 @@ export function nxdomain(opts: ResolveOptions, dep: string): Resolution {
     rcode: 'NXDOMAIN',
     aa: true,
     answers: [],
-    authorities: [soa(opts.zone, opts)],
+    authorities: [zoneSoa(opts)],
     additionals: [],
     cluster: true,
     dep,

@@ -1,5 +1,6 @@
 // (qname, qtype) → Resolution against the zone. Pure: no I/O, no clock. Class is IN here; the
 // server handles other classes, ANY, EDNS, truncation and the pre-sync SERVFAIL.
+import { asciiLower } from '../records/names.js';
 import type { Zone } from '../records/zone.js';
 import { DNS_SCHEMA_VERSION, forward, nodata, nxdomain, positive, soa } from './answers.js';
 import type { Ctx } from './context.js';
@@ -12,12 +13,12 @@ import type { Resolution, ResolveOptions } from './types.js';
 export const MAX_CNAME_CHAIN = 8;
 
 /**
- * qname as the client wrote it (case kept for owner names; a trailing dot is tolerated); compared
- * case-insensitively. Record names in the result have no trailing dot (dns-packet style).
+ * qname as the client wrote it (case kept for owner names; a trailing dot is tolerated; latin1,
+ * one char per octet); compared case-insensitively (ASCII only). Record names in the result have no trailing dot (dns-packet style).
  */
 export function resolve(zone: Zone, qname: string, qtype: string, opts: ResolveOptions): Resolution {
   const owner = qname.endsWith('.') ? qname.slice(0, -1) : qname;
-  const lname = owner.toLowerCase();
+  const lname = asciiLower(owner);
   const type = qtype.toUpperCase();
   if (inZone(lname, opts.zone)) {
     const seen = new Set([lname]);
@@ -85,6 +86,6 @@ function resolveApex(ctx: Ctx): Resolution {
 /** `<ns>.svc.<zone>` exists while the namespace has a service. */
 function resolveNamespace(ctx: Ctx, ns: string): Resolution {
   const { zone, opts } = ctx;
-  const exists = ns === '*' ? !zone.namespaces().next().done : zone.hasNamespace(ns);
+  const exists = ns === '*' && opts.wildcards ? !zone.namespaces().next().done : zone.hasNamespace(ns);
   return exists ? nodata(opts, '*') : nxdomain(opts, '*');
 }

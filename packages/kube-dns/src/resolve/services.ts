@@ -1,10 +1,13 @@
 // Names at and under `<svc>.<ns>.svc.<zone>`: ClusterIP, headless and ExternalName services, and
-// the legacy `*` wildcards. Every name here depends on one service (dep 'svc/<ns>/<svc>'), except
-// wildcards over services/namespaces and chased in-zone CNAMEs (dep '*').
+// the legacy `*` wildcards (only with opts.wildcards). Every name here depends on one service
+// (dep 'svc/<ns>/<svc>'), except chased in-zone CNAMEs (dep '*') and wildcards over services or
+// namespaces: `*.<ns>` depends on the namespace ('ns/<ns>'), `<svc>.*` on every service of that
+// name ('name/<svc>'), `*.*` on everything. A wildcard visits at most WILDCARD_MAX_SERVICES
+// services and answers at most WILDCARD_MAX_ANSWERS records, whatever the size of the zone.
 import type { Answer } from 'dns-packet';
 import { ipFamily, normalizeIp } from '../records/names.js';
 import type { PortInfo } from '../records/types.js';
-import { serviceDep, type ServiceEntry } from '../records/zone.js';
+import { nameDep, namespaceDep, serviceDep, type ServiceEntry } from '../records/zone.js';
 import { address, cname, nodata, nxdomain, positive, srv } from './answers.js';
 import type { Ctx } from './context.js';
 import type { Resolution } from './types.js';
@@ -25,13 +28,18 @@ function wants(qtype: string, v6: boolean): boolean {
   return qtype === (v6 ? 'AAAA' : 'A');
 }
 
-/** `_<name>` / `_<proto>` labels; `*` matches any. */
-function matches(label: string, value: string): boolean {
-  return label === '*' || label === `_${value}`;
+/** Services a service/namespace wildcard looks at, at most. */
+export const WILDCARD_MAX_SERVICES = 256;
+/** Records a service/namespace wildcard answers with, at most (64 A records fit 1232 bytes). */
+export const WILDCARD_MAX_ANSWERS = 64;
+
+/** `_<name>` / `_<proto>` labels; `*` matches any (with wildcards on). */
+function matches(label: string, value: string, wild: boolean): boolean {
+  return (wild && label === '*') || label === `_${value}`;
 }
 
-function isPortLabel(label: string): boolean {
-  return label === '*' || label.startsWith('_');
+function isPortLabel(label: string, wild: boolean): boolean {
+  return (wild && label === '*') || label.startsWith('_');
 }
 
 /** labels: lower-case labels before `svc.<zone>`, at least `<svc>.<ns>`. */
@@ -40,7 +48,7 @@ export function resolveService(ctx: Ctx, labels: string[]): Resolution {
   const svc = labels[n - 2]!;
   const ns = labels[n - 1]!;
   const prefix = labels.slice(0, n - 2);
-  if (svc === '*' || ns === '*') return resolveWildcard(ctx, svc, ns, prefix);
+  if (ctx.opts.wildcards && (svc === '*' || ns === '*')) return resolveWildcard(ctx, svc, ns, prefix);
   const dep = serviceDep(ns, svc);
   const e = ctx.zone.getService(ns, svc);
   if (!e) return nxdomain(ctx.opts, dep);
@@ -49,30 +57,33 @@ export function resolveService(ctx: Ctx, labels: string[]): Resolution {
   return part.exists ? positive(ctx.opts, part.answers, part.additionals, dep) : nxdomain(ctx.opts, dep);
 }
 
-/** `*` as service and/or namespace: the union over matching services (ExternalName ones excluded). */
+/**
+ * `*` as service and/or namespace: the union over matching services (ExternalName ones excluded),
+ * bounded in services visited and records answered.
+ */
 function resolveWildcard(ctx: Ctx, svc: string, ns: string, prefix: string[]): Resolution {
   const { zone } = ctx;
   let exists = false;
   const answers: Answer[] = [];
   const additionals: Answer[] = [];
-  const namespaces = ns === '*' ? [...zone.namespaces()] : [ns];
-  for (const namespace of namespaces) {
-    const entries = svc === '*' ? zone.servicesIn(namespace) : [zone.getService(namespace, svc)];
-    for (const e of entries) {
-      if (!e || e.info.kind === 'ExternalName') continue;
-      const part = serviceRecords(ctx, e, prefix);
-      if (!part.exists) continue;
-      exists = true;
-      for (const a of part.answers) answers.push(a);
-      for (const a of part.additionals) additionals.push(a);
-    }
+  const dep = ns === '*' ? (svc === '*' ? '*' : nameDep(svc)) : namespaceDep(ns);
+  let visited = 0;
+  const entries = ns === '*' ? (svc === '*' ? zone.allServices() : zone.servicesNamed(svc)) : svc === '*' ? zone.servicesIn(ns) : [];
+  for (const e of entries) {
+    if (++visited > WILDCARD_MAX_SERVICES || answers.length >= WILDCARD_MAX_ANSWERS) break;
+    if (e.info.kind === 'ExternalName') continue;
+    const part = serviceRecords(ctx, e, prefix);
+    if (!part.exists) continue;
+    exists = true;
+    for (const a of part.answers) if (answers.length < WILDCARD_MAX_ANSWERS) answers.push(a);
+    for (const a of part.additionals) if (additionals.length < WILDCARD_MAX_ANSWERS) additionals.push(a);
   }
-  return exists ? positive(ctx.opts, answers, additionals, '*') : nxdomain(ctx.opts, '*');
+  return exists ? positive(ctx.opts, answers, additionals, dep) : nxdomain(ctx.opts, dep);
 }
 
 function serviceRecords(ctx: Ctx, e: ServiceEntry, prefix: string[]): Part {
   // `*.<svc>` stands for the service's own addresses, as in the original kube-dns.
-  const p = prefix.length === 1 && prefix[0] === '*' ? [] : prefix;
+  const p = ctx.opts.wildcards && prefix.length === 1 && prefix[0] === '*' ? [] : prefix;
   return e.info.kind === 'ClusterIP' ? clusterIpRecords(ctx, e, p) : headlessRecords(ctx, e, p);
 }
 
@@ -92,10 +103,11 @@ function clusterIpRecords(ctx: Ctx, e: ServiceEntry, prefix: string[]): Part {
   }
   if (prefix.length === 1) {
     const proto = prefix[0]!;
-    return proto.startsWith('_') && ports.some((p) => p.name && matches(proto, p.protocol.toLowerCase())) ? present() : MISSING;
+    return proto.startsWith('_') && ports.some((p) => p.name && matches(proto, p.protocol.toLowerCase(), false)) ? present() : MISSING;
   }
-  if (prefix.length === 2 && isPortLabel(prefix[0]!) && isPortLabel(prefix[1]!)) {
-    const matched = ports.filter((p) => namedPortMatches(p, prefix[0]!, prefix[1]!));
+  const wild = opts.wildcards === true;
+  if (prefix.length === 2 && isPortLabel(prefix[0]!, wild) && isPortLabel(prefix[1]!, wild)) {
+    const matched = ports.filter((p) => namedPortMatches(p, prefix[0]!, prefix[1]!, wild));
     if (matched.length === 0) return MISSING;
     if (qtype !== 'SRV') return present();
     return present(matched.map((p) => srv(owner, p.port, fqdn, ttl)), serviceAddresses());
@@ -103,8 +115,8 @@ function clusterIpRecords(ctx: Ctx, e: ServiceEntry, prefix: string[]): Part {
   return MISSING;
 }
 
-function namedPortMatches(p: PortInfo, portLabel: string, protoLabel: string): boolean {
-  return p.name !== '' && matches(portLabel, p.name) && matches(protoLabel, p.protocol.toLowerCase());
+function namedPortMatches(p: PortInfo, portLabel: string, protoLabel: string, wild: boolean): boolean {
+  return p.name !== '' && matches(portLabel, p.name, wild) && matches(protoLabel, p.protocol.toLowerCase(), wild);
 }
 
 function headlessRecords(ctx: Ctx, e: ServiceEntry, prefix: string[]): Part {
@@ -148,10 +160,11 @@ function headlessRecords(ctx: Ctx, e: ServiceEntry, prefix: string[]): Part {
     if (qtype !== 'A' && qtype !== 'AAAA') return present();
     return present(eps.filter((ep) => wants(qtype, ep.v6)).map((ep) => address(owner, ep.ip, ep.v6, ttl)));
   }
-  if (prefix.length === 2 && isPortLabel(prefix[0]!) && isPortLabel(prefix[1]!)) {
+  const wild = opts.wildcards === true;
+  if (prefix.length === 2 && isPortLabel(prefix[0]!, wild) && isPortLabel(prefix[1]!, wild)) {
     const srvs: Answer[] = [];
     for (const ep of view.endpoints) {
-      for (const p of ep.ports) if (namedPortMatches(p, prefix[0]!, prefix[1]!)) srvs.push(srv(owner, p.port, ep.fqdn, ttl));
+      for (const p of ep.ports) if (namedPortMatches(p, prefix[0]!, prefix[1]!, wild)) srvs.push(srv(owner, p.port, ep.fqdn, ttl));
     }
     if (srvs.length === 0) return MISSING;
     if (qtype !== 'SRV') return present();

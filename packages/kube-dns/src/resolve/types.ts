@@ -10,6 +10,12 @@ export interface ResolveOptions {
   pods: import('../records/types.js').PodMode;
   /** SOA serial. */
   serial: number;
+  /**
+   * The legacy `*` labels (service, namespace, port, protocol, endpoint). Off by default (the
+   * --wildcards flag; CoreDNS dropped them): with them off `*` is an ordinary label that no
+   * Kubernetes name can match.
+   */
+  wildcards?: boolean;
 }
 
 /**

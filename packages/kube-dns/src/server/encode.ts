@@ -8,7 +8,12 @@ const rrCodec = (dnsPacket as unknown as { answer: { encode(a: RR): Buffer; enco
 
 /** The UDP payload size we advertise in our OPT record (DNS flag day 2020). */
 export const OUR_UDP_SIZE = 1232;
-export const MAX_UDP_SIZE = 4096;
+/**
+ * The largest UDP reply we send, whatever the client advertises: 1232 bytes fit the IPv6 minimum
+ * MTU (1280) less headers, so a reply is never fragmented (DNS Flag Day 2020). Larger answers get
+ * TC and the client retries over TCP.
+ */
+export const MAX_UDP_SIZE = OUR_UDP_SIZE;
 const RCODE_BADVERS = 16;
 
 export interface EncodeInput {
@@ -26,7 +31,7 @@ export interface Encoded {
   nameOffsets: number[];
 }
 
-/** The most a reply may take: 512 without EDNS, the client's size (capped at 4096) with it; 65535 over TCP. */
+/** The most a reply may take: 512 without EDNS, min(client's size, 1232) with it; 65535 over TCP. */
 export function replyLimit(q: ParsedQuery, transport: 'udp' | 'tcp'): number {
   if (transport === 'tcp') return 65535;
   if (!q.edns) return 512;
@@ -59,35 +64,34 @@ export function encodeReply(query: Buffer, q: ParsedQuery, input: EncodeInput, l
   const qlen = q.questionEnd - 12;
   const opt = q.edns ? optRecord(q) : undefined;
   const fixed = 12 + qlen + (opt ? opt.length : 0);
-  // dns-packet writes names in full; an owner name equal to the question's (the common case) is
-  // replaced by a pointer to the question (RFC 1035 4.1.4): a third of the size, and the client's
-  // spelling for free.
-  const qname = query.toString('latin1', 12, 12 + q.nameLength).toLowerCase();
-  const enc = (list: readonly RR[]) => {
-    const out: Buffer[] = [];
-    for (const rr of list) {
-      const b = encodeRR(rr);
-      if (!b) continue;
-      if (b.length > q.nameLength && b.toString('latin1', 0, q.nameLength).toLowerCase() === qname) {
-        const c = Buffer.allocUnsafe(b.length - q.nameLength + 2);
-        c[0] = 0xc0;
-        c[1] = 0x0c;
-        b.copy(c, 2, q.nameLength);
-        out.push(c);
-      } else out.push(b);
-    }
-    return out;
+  // dns-packet writes names in full, and as UTF-8, while the question's name is bytes (a latin1
+  // string here). A record owned by the question name is therefore never written by dns-packet:
+  // it is encoded with the root as owner (one 0x00 octet) and that octet is replaced by a pointer
+  // to the question (RFC 1035 4.1.4). The owner is then the client's own bytes (0x20 case and
+  // non-ASCII octets included), and a third of the size.
+  const qname = q.name;
+  const encodeOne = (rr: RR): Buffer | undefined => {
+    if (rr.name !== qname) return encodeRR(rr);
+    const b = encodeRR({ ...rr, name: '.' } as RR);
+    if (!b) return undefined;
+    const c = Buffer.allocUnsafe(b.length + 1);
+    c[0] = 0xc0;
+    c[1] = 0x0c;
+    b.copy(c, 2, 1);
+    return c;
   };
-  const answers = enc(input.answers);
-  const authorities = enc(input.authorities);
-  const additionals = enc(input.additionals);
 
+  // Records are encoded only while they fit: a large answer over UDP costs the records that are
+  // sent, not the whole set (a headless service of 1000 endpoints, a wildcard).
   let size = fixed;
   let truncated = false;
-  const take = (list: Buffer[], mandatory: boolean): Buffer[] => {
+  const take = (list: readonly RR[], mandatory: boolean): Buffer[] => {
     const out: Buffer[] = [];
-    for (const b of list) {
-      if (truncated || size + b.length > limit) {
+    for (const rr of list) {
+      if (truncated) break;
+      const b = encodeOne(rr);
+      if (!b) continue; // a record we cannot encode is left out rather than failing the reply
+      if (size + b.length > limit) {
         if (mandatory) truncated = true;
         break;
       }
@@ -96,9 +100,9 @@ export function encodeReply(query: Buffer, q: ParsedQuery, input: EncodeInput, l
     }
     return out;
   };
-  const an = take(answers, true);
-  const ns = take(authorities, true);
-  const ar = truncated ? [] : take(additionals, false);
+  const an = take(input.answers, true);
+  const ns = take(input.authorities, true);
+  const ar = truncated ? [] : take(input.additionals, false);
 
   const out = Buffer.allocUnsafe(size);
   out.writeUInt16BE(q.id, 0);
@@ -137,3 +141,56 @@ export function encodeRcode(query: Buffer, q: ParsedQuery, rcode: number, aa = f
 }
 
 export const RCODE_BY_NAME: Record<string, number> = RCODE;
+
+/**
+ * An upstream's reply relayed over UDP must fit the client's limit too (the upstream may have
+ * been asked over TCP, or honour a larger size than we do): over the limit, the header and the
+ * question with TC set, so the client retries over TCP, where the whole reply is relayed.
+ */
+export function fitRelayed(reply: Buffer, query: Buffer, q: ParsedQuery, limit: number): Buffer {
+  if (reply.length <= limit || reply.length < 4) return reply;
+  const upstreamFlags = reply.readUInt16BE(2);
+  const out = encodeRcode(query, q, upstreamFlags & 0xf, (upstreamFlags & Flag.AA) !== 0, (upstreamFlags & Flag.RA) !== 0);
+  out.writeUInt16BE(out.readUInt16BE(2) | Flag.TC, 2);
+  return out;
+}
+
+/** Wire forms of SOA records (one per zone: see zoneSoa), for negative answers. */
+const soaWire = new WeakMap<RR, Buffer>();
+
+/**
+ * NXDOMAIN or NODATA: header, the question copied, the zone's SOA in authority, OPT. Built from
+ * the SOA's wire form kept once per zone, so the most common reply a cluster sends (the
+ * search-path expansions of external names, all NXDOMAIN) costs one allocation and three copies
+ * instead of a dns-packet encode. Undefined when the SOA cannot be encoded or does not fit.
+ */
+export function encodeNegative(query: Buffer, q: ParsedQuery, rcode: number, aa: boolean, soa: RR, limit: number): Buffer | undefined {
+  let rr = soaWire.get(soa);
+  if (!rr) {
+    rr = encodeRR(soa);
+    if (!rr) return undefined;
+    soaWire.set(soa, rr);
+  }
+  const qlen = q.questionEnd - 12;
+  const size = 12 + qlen + rr.length + (q.edns ? 11 : 0);
+  if (size > limit) return undefined;
+  const out = Buffer.allocUnsafe(size);
+  out.writeUInt16BE(q.id, 0);
+  out.writeUInt16BE(Flag.QR | (q.flags & (0x7800 | Flag.RD | Flag.CD)) | Flag.RA | (aa ? Flag.AA : 0) | rcode, 2);
+  out.writeUInt32BE(0x00010000, 4); // qdcount 1, ancount 0
+  out.writeUInt16BE(1, 8); // nscount
+  out.writeUInt16BE(q.edns ? 1 : 0, 10);
+  query.copy(out, 12, 12, q.questionEnd);
+  rr.copy(out, 12 + qlen);
+  if (q.edns) writeOpt(out, 12 + qlen + rr.length, q);
+  return out;
+}
+
+/** Our OPT record at `off`: root name, type OPT, our UDP size, no extended rcode, DO echoed, no options. */
+function writeOpt(out: Buffer, off: number, q: ParsedQuery): void {
+  out[off] = 0;
+  out.writeUInt16BE(TYPE_OPT, off + 1);
+  out.writeUInt16BE(OUR_UDP_SIZE, off + 3);
+  out.writeUInt32BE(q.edns?.dnssecOk ? 0x8000 : 0, off + 5);
+  out.writeUInt16BE(0, off + 9);
+}

@@ -7,7 +7,7 @@ import type { Transport } from '@kube-dns/dns-client';
 import { buildQuery } from '@kube-dns/dns-client';
 import type { ZoneReader } from '../records/types.js';
 import type { Resolution } from '../resolve/types.js';
-import { RCODE_BY_NAME, encodeRcode, encodeReply, replyLimit } from './encode.js';
+import { RCODE_BY_NAME, encodeNegative, encodeRcode, encodeReply, fitRelayed, replyLimit } from './encode.js';
 import { ResponseCache } from './response-cache.js';
 import { CLASS_IN, RCODE, TYPE_ANY, errorReply, parseQuery, type ParsedQuery } from './wire.js';
 
@@ -38,17 +38,27 @@ export interface HandlerOptions {
   log: Logger;
   observer?: QueryObserver;
   cacheEntries?: number;
+  /** Bound of the response cache in bytes (--response-cache-bytes). */
+  cacheBytes?: number;
+  /** --log-queries (querylog/query-log.ts). */
+  queryLog?: QueryLogSink;
+}
+
+export interface QueryLogSink {
+  record(q: ParsedQuery, transport: Transport, address: string | undefined, port: number | undefined, started: number, reply: Buffer | Promise<Buffer | undefined> | undefined, cached: boolean): void;
 }
 
 export class DnsHandler {
   readonly cache: ResponseCache;
+  /** Whether the last reply done() saw came from the cache (read by the query log right after a sync answer). */
+  private lastHit = false;
 
   constructor(private readonly opts: HandlerOptions) {
-    this.cache = new ResponseCache(opts.zone, opts.cacheEntries);
+    this.cache = new ResponseCache(opts.zone, opts.cacheEntries, opts.cacheBytes);
   }
 
   /** Never throws: a reply, a promise of one, or undefined when nothing should be sent. */
-  handle(query: Buffer, transport: Transport): Buffer | Promise<Buffer | undefined> | undefined {
+  handle(query: Buffer, transport: Transport, address?: string, port?: number): Buffer | Promise<Buffer | undefined> | undefined {
     const started = performance.now();
     let parsed;
     try {
@@ -64,6 +74,8 @@ export class DnsHandler {
     const q = parsed.query;
     try {
       const reply = this.answer(query, q, transport, started);
+      // cache hits are always synchronous; a promise is a forward, never a hit
+      if (this.opts.queryLog) this.opts.queryLog.record(q, transport, address, port, started, reply, Buffer.isBuffer(reply) && this.lastHit);
       return reply;
     } catch (e) {
       this.opts.log.error({ err: e, name: q.name, qtype: q.qtype }, 'failed to answer a query');
@@ -72,6 +84,7 @@ export class DnsHandler {
   }
 
   private done(q: ParsedQuery, reply: Buffer, transport: Transport, started: number, system: System, cacheHit: boolean): Buffer {
+    this.lastHit = cacheHit;
     this.opts.observer?.observe(q.qtype, reply.length >= 4 ? reply.readUInt16BE(2) & 0xf : RCODE.SERVFAIL, transport, system, (performance.now() - started) / 1000, reply.length, cacheHit);
     return reply;
   }
@@ -83,7 +96,7 @@ export class DnsHandler {
 
     const limit = replyLimit(q, transport);
     const key = ResponseCache.key(q, limit);
-    const hit = this.cache.get(key, query, q);
+    const hit = this.cache.get(key, query, q, limit);
     if (hit) return this.done(q, hit, transport, started, 'auth', true);
 
     if (q.qclass !== CLASS_IN) return this.done(q, encodeRcode(query, q, RCODE.REFUSED), transport, started, 'auth', false);
@@ -97,16 +110,23 @@ export class DnsHandler {
     if (r.action === 'forward') return this.forward(query, q, transport, started, system);
     if (r.chase) return this.chase(query, q, r, transport, limit, started);
 
+    const rcode = RCODE_BY_NAME[r.rcode] ?? RCODE.SERVFAIL;
+    if (r.answers.length === 0 && r.authorities.length === 1 && r.authorities[0]!.type === 'SOA' && r.additionals.length === 0) {
+      // NXDOMAIN / NODATA: built from a template faster than a cache hit, so never cached (unique
+      // names, the bulk of a cluster's traffic, would only churn the cache)
+      const neg = encodeNegative(query, q, rcode, r.aa, r.authorities[0]!, limit);
+      if (neg) return this.done(q, neg, transport, started, system, false);
+    }
     const gen = this.opts.zone.depGeneration(r.dep);
-    const enc = encodeReply(query, q, { rcode: RCODE_BY_NAME[r.rcode] ?? RCODE.SERVFAIL, aa: r.aa, answers: r.answers, authorities: r.authorities, additionals: r.additionals }, limit);
-    this.cache.set(key, enc.bytes, enc.nameOffsets, r.dep, gen);
-    const out = Buffer.from(enc.bytes); // the cached copy stays pristine
-    return this.done(q, out, transport, started, system, false);
+    const enc = encodeReply(query, q, { rcode, aa: r.aa, answers: r.answers, authorities: r.authorities, additionals: r.additionals }, limit);
+    this.cache.set(key, enc.bytes, enc.nameOffsets, r.dep, gen, limit, enc.truncated); // keeps a copy of its own
+    return this.done(q, enc.bytes, transport, started, system, false);
   }
 
   private async forward(query: Buffer, q: ParsedQuery, transport: Transport, started: number, system: System): Promise<Buffer> {
     const reply = await this.opts.forwarder.forward(query, q.lname, transport).catch(() => undefined);
-    return this.done(q, reply ?? encodeRcode(query, q, RCODE.SERVFAIL), transport, started, system, false);
+    const out = reply ? fitRelayed(reply, query, q, replyLimit(q, transport)) : encodeRcode(query, q, RCODE.SERVFAIL);
+    return this.done(q, out, transport, started, system, false);
   }
 
   /** ExternalName pointing outside the zone: the CNAME, then the target's records from upstream. */

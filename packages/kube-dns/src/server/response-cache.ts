@@ -1,7 +1,16 @@
-// Encoded replies keyed by (lower-cased name, type, class, EDNS/DO, size limit). A hit costs a
-// buffer copy and a few writes: the query's ID, RD/CD bits and its spelling of the name. Entries
+// Encoded replies keyed by (lower-cased name, type, class, EDNS/DO, transport class). A hit costs
+// a buffer copy and a few writes: the query's ID, RD/CD bits and its spelling of the name. Entries
 // remember the zone dependency and its generation; a zone change to that dependency makes them
-// miss (DESIGN.md §5).
+// miss (docs/hot-path.md).
+//
+// Bounded in entries and in bytes. Every reply is copied into memory of its own before it is
+// kept: a small Buffer from allocUnsafe is a slice of Node's shared 8 KiB pool, and keeping one
+// would keep the whole 8 KiB slab alive (measured: 8 MB of replies pinning 29 MB). The cost of an
+// entry counts its bytes, its key and a fixed overhead for the objects around them.
+//
+// UDP replies are keyed by class, not by the client's exact EDNS size (one name, one entry): an
+// entry built for limit L serves a client whose limit L' >= its size when it was not truncated
+// (the same bytes would be built), and only the same L when it was.
 import type { ZoneReader } from '../records/types.js';
 import type { ParsedQuery } from './wire.js';
 import { Flag } from './wire.js';
@@ -11,32 +20,50 @@ interface Entry {
   nameOffsets: number[];
   dep: string;
   gen: number;
+  /** The limit the reply was built for, and whether it had to be cut (TC) to fit it. */
+  limit: number;
+  truncated: boolean;
+  cost: number;
 }
+
+/** Map entry, entry object, nameOffsets array, ArrayBuffer and Buffer headers: measured order of magnitude. */
+const ENTRY_OVERHEAD = 320;
 
 export class ResponseCache {
   private readonly map = new Map<string, Entry>();
+  private bytesUsed = 0;
   hits = 0;
   misses = 0;
 
   constructor(
     private readonly zone: ZoneReader,
     private readonly maxEntries = 20_000,
+    private readonly maxBytes = 16 * 1024 * 1024,
   ) {}
 
   get size(): number {
     return this.map.size;
   }
 
+  /** What the entries cost, as counted against maxBytes. */
+  get bytes(): number {
+    return this.bytesUsed;
+  }
+
   static key(q: ParsedQuery, limit: number): string {
-    return `${q.wireKey}|${q.qtype}|${q.qclass}|${q.edns ? (q.edns.dnssecOk ? 2 : 1) : 0}|${limit}`;
+    return `${q.wireKey}|${q.qtype}|${q.qclass}|${q.edns ? (q.edns.dnssecOk ? 2 : 1) : 0}|${limit > 0xffff - 1 ? 't' : 'u'}`;
   }
 
   /** A ready-to-send reply for this query, or undefined. */
-  get(key: string, query: Buffer, q: ParsedQuery): Buffer | undefined {
+  get(key: string, query: Buffer, q: ParsedQuery, limit: number): Buffer | undefined {
     const e = this.map.get(key);
     if (!e || this.zone.depGeneration(e.dep) !== e.gen) {
-      if (e) this.map.delete(key);
+      if (e) this.remove(key, e);
       this.misses++;
+      return undefined;
+    }
+    if (e.bytes.length > limit || (e.truncated && e.limit !== limit)) {
+      this.misses++; // built for another size: the caller builds and stores this one
       return undefined;
     }
     this.hits++;
@@ -50,20 +77,50 @@ export class ResponseCache {
   }
 
   /** `gen`: the dependency's generation read in the same tick as the resolution (the zone changes only between ticks). */
-  set(key: string, bytes: Buffer, nameOffsets: number[], dep: string, gen: number): void {
-    if (this.maxEntries <= 0) return; // disabled
-    if (this.map.size >= this.maxEntries) {
-      // drop the oldest eighth at once: amortised O(1), and stale entries tend to be old
-      let n = this.maxEntries >> 3;
-      for (const k of this.map.keys()) {
-        this.map.delete(k);
-        if (--n <= 0) break;
-      }
-    }
-    this.map.set(key, { bytes, nameOffsets, dep, gen });
+  set(key: string, bytes: Buffer, nameOffsets: number[], dep: string, gen: number, limit: number, truncated: boolean): void {
+    if (this.maxEntries <= 0 || this.maxBytes <= 0) return; // disabled
+    const cost = bytes.length + key.length + dep.length + ENTRY_OVERHEAD;
+    if (cost > this.maxBytes >> 4) return; // one huge reply (a big TCP answer) must not flush the rest
+    const old = this.map.get(key);
+    if (old) this.remove(key, old);
+    if (this.map.size >= this.maxEntries || this.bytesUsed + cost > this.maxBytes) this.evict(cost);
+    // memory of its own: never a slice of the shared pool (see above)
+    const own = Buffer.allocUnsafeSlow(bytes.length);
+    bytes.copy(own);
+    this.map.set(key, { bytes: own, nameOffsets, dep, gen, limit, truncated, cost });
+    this.bytesUsed += cost;
   }
 
   clear(): void {
     this.map.clear();
+    this.bytesUsed = 0;
+  }
+
+  private remove(key: string, e: Entry): void {
+    this.map.delete(key);
+    this.bytesUsed -= e.cost;
+  }
+
+  /** Drops the oldest eighth (amortised O(1); stale entries tend to be old), then more if bytes demand. */
+  private evict(incoming: number): void {
+    let n = Math.max(1, this.maxEntries >> 3);
+    const byteTarget = this.maxBytes - Math.max(incoming, this.maxBytes >> 3);
+    for (const [k, e] of this.map) {
+      if (n <= 0 && this.bytesUsed <= byteTarget) break;
+      this.remove(k, e);
+      n--;
+    }
+  }
+
+  /** Memory the entries hold on to, counted from their backing stores (for tests and the bench). */
+  retainedBytes(): number {
+    const seen = new Set<ArrayBufferLike>();
+    let n = 0;
+    for (const e of this.map.values()) {
+      if (seen.has(e.bytes.buffer)) continue;
+      seen.add(e.bytes.buffer);
+      n += e.bytes.buffer.byteLength;
+    }
+    return n;
   }
 }

@@ -1,5 +1,14 @@
 // The TCP listener (RFC 7766): length-prefixed messages, several per connection (pipelining,
-// answered as they complete), an idle timeout, a cap on connections.
+// answered as they complete), with every resource a client can hold bounded:
+//   - replies waiting to be sent: above maxBufferedBytes the connection stops being read until
+//     the client has taken them (a client that pipelines and never reads gets no more answers,
+//     not our memory);
+//   - queries in flight per connection (forwards waiting upstream): above maxPipelined, reading
+//     pauses the same way;
+//   - connections: at maxConnections the connection idle the longest (nothing in flight, nothing
+//     unsent) is closed to admit the new one, as BIND does with tcp-clients;
+//   - time: a connection silent for idleTimeoutMs is closed, and so is one whose message has
+//     been arriving for longer than that (a partial length prefix or half a message, trickled).
 import { createServer, type Server, type Socket } from 'node:net';
 import type { Logger } from '@kube-dns/config';
 import type { DnsHandler } from './handler.js';
@@ -7,33 +16,80 @@ import type { DnsHandler } from './handler.js';
 export interface TcpOptions {
   idleTimeoutMs?: number;
   maxConnections?: number;
+  /** Queries in flight per connection before reading pauses. */
+  maxPipelined?: number;
+  /** Unsent reply bytes per connection before reading pauses. */
+  maxBufferedBytes?: number;
+}
+
+const EMPTY = Buffer.alloc(0);
+
+/** One connection's reassembly and flow state. */
+class Conn {
+  buf: Buffer = EMPTY;
+  pending = 0;
+  /** Reading paused for backpressure (unsent replies or queries in flight). */
+  blocked = false;
+  /** When the message now being reassembled began to arrive (0: none). */
+  partialSince = 0;
+  constructor(readonly socket: Socket) {}
+}
+
+export interface TcpStats {
+  connections: number;
+  /** Reply bytes written but not yet taken by clients, over all connections. */
+  bufferedBytes: number;
+  /** Connections closed to admit a new one at the cap. */
+  evicted: number;
+  /** Connections closed for a message that took longer than the idle timeout to arrive. */
+  slowMessages: number;
+  /** Connections refused at the cap because none was idle. */
+  refused: number;
 }
 
 export class TcpListener {
   private server: Server | undefined;
-  private readonly conns = new Set<Socket>();
+  /** Ordered by last activity, oldest first (a Map keeps insertion order; activity re-inserts). */
+  private readonly conns = new Map<Socket, Conn>();
   private inflight = 0;
   private drained: (() => void) | undefined;
   private closing = false;
+  private readonly idleMs: number;
+  private readonly maxConns: number;
+  private readonly maxPipelined: number;
+  private readonly maxBuffered: number;
+  private evicted = 0;
+  private slowMessages = 0;
+  private refused = 0;
 
   constructor(
     private readonly handler: Pick<DnsHandler, 'handle'>,
     private readonly log: Logger,
-    private readonly opts: TcpOptions = {},
-  ) {}
+    opts: TcpOptions = {},
+  ) {
+    this.idleMs = opts.idleTimeoutMs ?? 10_000;
+    this.maxConns = opts.maxConnections ?? 1000;
+    this.maxPipelined = opts.maxPipelined ?? 32;
+    this.maxBuffered = opts.maxBufferedBytes ?? 64 * 1024;
+  }
 
   listen(host: string, port: number): Promise<number> {
     const server = createServer((c) => this.onConnection(c));
-    server.maxConnections = this.opts.maxConnections ?? 1000;
     this.server = server;
     server.on('error', (e) => this.log.error({ err: e.message }, 'TCP server error'));
     return new Promise((resolve, reject) => {
       server.once('error', reject);
-      server.listen({ host, port, exclusive: true }, () => {
+      server.listen({ host, port, exclusive: true, backlog: 1024 }, () => {
         server.off('error', reject);
         resolve((server.address() as { port: number }).port);
       });
     });
+  }
+
+  stats(): TcpStats {
+    let bufferedBytes = 0;
+    for (const c of this.conns.keys()) bufferedBytes += c.writableLength;
+    return { connections: this.conns.size, bufferedBytes, evicted: this.evicted, slowMessages: this.slowMessages, refused: this.refused };
   }
 
   private onConnection(c: Socket): void {
@@ -41,47 +97,106 @@ export class TcpListener {
       c.destroy();
       return;
     }
-    this.conns.add(c);
+    if (this.conns.size >= this.maxConns && !this.evictIdle()) {
+      this.refused++;
+      c.destroy();
+      return;
+    }
+    const st = new Conn(c);
+    this.conns.set(c, st);
     c.setNoDelay(true);
-    c.setTimeout(this.opts.idleTimeoutMs ?? 10_000, () => c.destroy());
-    let buf = Buffer.alloc(0);
-    let pending = 0;
+    c.setTimeout(this.idleMs, () => c.destroy());
     c.on('error', () => c.destroy());
     c.on('close', () => this.conns.delete(c));
-    c.on('data', (chunk) => {
-      buf = buf.length ? Buffer.concat([buf, chunk]) : chunk;
-      while (buf.length >= 2) {
-        const len = buf.readUInt16BE(0);
-        if (buf.length < 2 + len) break;
-        const msg = Buffer.from(buf.subarray(2, 2 + len));
-        buf = buf.subarray(2 + len);
-        if (len === 0) continue;
-        const r = this.handler.handle(msg, 'tcp');
-        if (r === undefined) continue;
-        if (Buffer.isBuffer(r)) {
-          this.write(c, r);
-          continue;
-        }
-        pending++;
-        this.inflight++;
-        r.then(
-          (reply) => reply && this.write(c, reply),
-          () => undefined,
-        ).finally(() => {
-          pending--;
-          if (--this.inflight === 0 && this.drained) this.drained();
-          if (this.closing && pending === 0) c.end();
-        });
+    c.on('drain', () => this.maybeResume(st));
+    c.on('data', (chunk: Buffer) => this.onData(st, chunk));
+  }
+
+  /** Closes the connection idle the longest; false when every one has work in progress. */
+  private evictIdle(): boolean {
+    for (const [sock, st] of this.conns) {
+      if (st.pending === 0 && sock.writableLength === 0) {
+        this.conns.delete(sock);
+        sock.destroy();
+        this.evicted++;
+        return true;
       }
-      if (buf.length > 65537) c.destroy(); // cannot happen with a valid length prefix
+    }
+    return false;
+  }
+
+  private onData(st: Conn, chunk: Buffer): void {
+    st.buf = st.buf.length ? Buffer.concat([st.buf, chunk]) : chunk;
+    const now = performance.now();
+    if (st.partialSince === 0) st.partialSince = now;
+    else if (!st.blocked && now - st.partialSince > this.idleMs) {
+      // a message trickled in slower than the idle timeout allows (slowloris)
+      this.slowMessages++;
+      st.socket.destroy();
+      return;
+    }
+    this.process(st);
+  }
+
+  /** Answers every complete message buffered, until backpressure says stop. */
+  private process(st: Conn): void {
+    const c = st.socket;
+    let answered = false;
+    while (!st.blocked && st.buf.length >= 2) {
+      const len = st.buf.readUInt16BE(0);
+      if (st.buf.length < 2 + len) break;
+      // the chunk Buffers are the socket's own (never reused), so a view is safe to hand on
+      const msg = st.buf.subarray(2, 2 + len);
+      st.buf = st.buf.length === 2 + len ? EMPTY : st.buf.subarray(2 + len);
+      answered = true;
+      if (len === 0) continue;
+      const r = this.handler.handle(msg, 'tcp', c.remoteAddress, c.remotePort);
+      if (r === undefined) continue;
+      if (Buffer.isBuffer(r)) this.write(st, r);
+      else this.await(st, r);
+      if (st.pending >= this.maxPipelined || c.writableLength > this.maxBuffered) {
+        st.blocked = true;
+        c.pause();
+      }
+    }
+    if (answered) {
+      // activity: this connection becomes the most recently used
+      this.conns.delete(c);
+      if (!c.destroyed) this.conns.set(c, st);
+      st.partialSince = st.buf.length ? performance.now() : 0;
+    }
+    if (st.buf.length > 65537) c.destroy(); // cannot happen with a valid length prefix
+  }
+
+  private await(st: Conn, r: Promise<Buffer | undefined>): void {
+    st.pending++;
+    this.inflight++;
+    r.then(
+      (reply) => reply && this.write(st, reply),
+      () => undefined,
+    ).finally(() => {
+      st.pending--;
+      if (--this.inflight === 0 && this.drained) this.drained();
+      if (this.closing && st.pending === 0) st.socket.end();
+      else this.maybeResume(st);
     });
   }
 
-  private write(c: Socket, reply: Buffer): void {
+  private maybeResume(st: Conn): void {
+    const c = st.socket;
+    if (!st.blocked || c.destroyed || st.pending >= this.maxPipelined || c.writableLength > this.maxBuffered) return;
+    st.blocked = false;
+    this.process(st); // messages already buffered first
+    if (!st.blocked && !this.closing) c.resume();
+  }
+
+  private write(st: Conn, reply: Buffer): void {
+    const c = st.socket;
     if (c.destroyed || !c.writable) return;
-    const len = Buffer.allocUnsafe(2);
-    len.writeUInt16BE(reply.length);
-    c.write(Buffer.concat([len, reply]));
+    const out = Buffer.allocUnsafe(2 + reply.length);
+    out.writeUInt16BE(reply.length, 0);
+    reply.copy(out, 2);
+    c.write(out);
   }
 
   /** Stops accepting, lets queries in flight finish (up to timeoutMs), then closes every connection. */
@@ -95,8 +210,8 @@ export class TcpListener {
         setTimeout(resolve, timeoutMs).unref();
       });
     }
-    for (const c of this.conns) c.end();
-    setTimeout(() => this.conns.forEach((c) => c.destroy()), 200).unref();
+    for (const c of this.conns.keys()) c.end();
+    setTimeout(() => this.conns.forEach((_, c) => c.destroy()), 200).unref();
     await closed;
   }
 }

@@ -37,7 +37,7 @@ export class UdpListener {
 
   private onMessage(msg: Buffer, address: string, port: number): void {
     if (this.closing) return;
-    const r = this.handler.handle(msg, 'udp');
+    const r = this.handler.handle(msg, 'udp', address, port);
     if (r === undefined) return;
     if (Buffer.isBuffer(r)) {
       // the hot path: no promise, one shared callback

@@ -1,5 +1,10 @@
 // Reads what the hot path needs straight from the query bytes: header, the one question and the
 // EDNS0 OPT record. No allocation beyond the lower-cased name; no dns-packet decode.
+//
+// Names stay bytes: a name is handled as a latin1 string (one char per octet, so any octet
+// round-trips) and only A-Z are folded for lookups (asciiLower). Replies never re-encode the
+// question name: they copy its bytes and point to them (encode.ts).
+import { asciiLower } from '../records/names.js';
 
 export const enum Flag {
   QR = 0x8000,
@@ -20,11 +25,11 @@ export interface ParsedQuery {
   id: number;
   flags: number;
   opcode: number;
-  /** The question name as sent (case preserved), without trailing dot; '' for the root. Decoded on first use. */
+  /** The question name as sent (case preserved; latin1: one char per octet), without trailing dot; '' for the root. Decoded on first use. */
   readonly name: string;
-  /** Lower-cased name: the lookup key. Decoded on first use. */
+  /** The name with A-Z lower-cased (nothing else): the lookup key. Decoded on first use. */
   readonly lname: string;
-  /** The question name's wire bytes, lower-cased, as a latin1 string: the cache key (no decoding needed). */
+  /** The question name's wire bytes, A-Z lower-cased, as a latin1 string: the cache key (no decoding needed). */
   wireKey: string;
   qtype: number;
   qclass: number;
@@ -69,7 +74,7 @@ class Query implements ParsedQuery {
   }
 
   get lname(): string {
-    return (this._lname ??= this.name.toLowerCase());
+    return (this._lname ??= asciiLower(this.name));
   }
 }
 
@@ -114,7 +119,7 @@ export function parseQuery(buf: Buffer): ParseResult {
   const qtype = buf.readUInt16BE(off);
   const qclass = buf.readUInt16BE(off + 2);
   const questionEnd = off + 4;
-  const query = new Query(buf, id, flags, opcode, buf.toString('latin1', 12, off).toLowerCase(), qtype, qclass, 12, off - 12, questionEnd);
+  const query = new Query(buf, id, flags, opcode, asciiLower(buf.toString('latin1', 12, off)), qtype, qclass, 12, off - 12, questionEnd);
   // EDNS0: look for the OPT record among the additional records (skipping any answer/authority RRs).
   if (arcount > 0) {
     let p = questionEnd;

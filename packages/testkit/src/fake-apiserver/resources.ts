@@ -1,6 +1,6 @@
 // The resources the fake API server knows, and how their URLs look on a real kube-apiserver.
 
-export type ResourceName = 'services' | 'pods' | 'configmaps' | 'endpointslices';
+export type ResourceName = 'services' | 'pods' | 'configmaps' | 'endpointslices' | 'events';
 
 export interface ResourceInfo {
   name: ResourceName;
@@ -16,6 +16,7 @@ export const RESOURCES: Record<ResourceName, ResourceInfo> = {
   services: { name: 'services', group: '', version: 'v1', kind: 'Service', apiVersion: 'v1' },
   pods: { name: 'pods', group: '', version: 'v1', kind: 'Pod', apiVersion: 'v1' },
   configmaps: { name: 'configmaps', group: '', version: 'v1', kind: 'ConfigMap', apiVersion: 'v1' },
+  events: { name: 'events', group: '', version: 'v1', kind: 'Event', apiVersion: 'v1' },
   endpointslices: {
     name: 'endpointslices',
     group: 'discovery.k8s.io',

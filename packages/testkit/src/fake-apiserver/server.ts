@@ -1,6 +1,8 @@
 // A fake kube-apiserver over real HTTP(S), for tests: the one stand-in of this project. It speaks
 // the protocol @kubernetes/client-node (and client-go) use, so the code under test runs unmodified:
-//   GET /api/v1[/namespaces/<ns>]/{services,pods,configmaps}[/<name>]
+//   GET /api/v1[/namespaces/<ns>]/{services,pods,configmaps,events}[/<name>]
+//   POST to a namespaced collection (create), PATCH with a merge patch on an object (writes.ts):
+//     what the Event recorders do; tests read the Events back with list('events')
 //   GET /apis/discovery.k8s.io/v1[/namespaces/<ns>]/endpointslices[/<name>]
 //   list: metadata.resourceVersion; limit + continue (consistent snapshot; expired token → 410)
 //   ?watch=true&resourceVersion=N[&allowWatchBookmarks=true][&timeoutSeconds=S]: JSON lines,
@@ -22,6 +24,7 @@ import { continueExpired, status, type KubeStatus } from './status.js';
 import { ObjectStore, type KubeObject } from './store.js';
 import { selfSignedCert } from './tls.js';
 import { WatchStream } from './watch-stream.js';
+import { handleWrite } from './writes.js';
 
 export interface FakeApiServerOptions {
   /** Bearer token clients must send; random by default. */
@@ -42,6 +45,10 @@ export interface RecordedRequest {
   watch: boolean;
   /** HTTP status sent (200 for an accepted watch, even if it then carries an ERROR event). */
   status: number;
+  /** Date.now() when it arrived. */
+  at: number;
+  /** The bearer token it carried ('' without one). */
+  token: string;
 }
 
 export interface FailureFilter {
@@ -53,8 +60,20 @@ export interface FailureFilter {
 export interface FakeApiServerFaults {
   /** Ends every open watch: cleanly by default (like a timeout), or by resetting the connection. */
   dropWatches(opts?: { abrupt?: boolean; resource?: ResourceName }): number;
-  /** The next `n` matching requests get `status` with a Status body instead of an answer. */
-  failRequests(n: number, status?: number, filter?: FailureFilter): void;
+  /**
+   * The next `n` matching requests get `status` with a Status body instead of an answer; with
+   * `retryAfterSeconds`, a Retry-After header too (as kube-apiserver's 429s and 503s carry).
+   */
+  failRequests(n: number, status?: number, filter?: FailureFilter, retryAfterSeconds?: number): void;
+  /** Open watches (of one resource, or all) stay open but send nothing more: no events, no bookmarks, no end. */
+  stallWatches(resource?: ResourceName): number;
+  /**
+   * A new bearer token is required from now on (the old one gets 401), as when a projected
+   * service-account token expires. Watches already open stay open, as on a real server.
+   */
+  rotateToken(newToken: string): void;
+  /** TLS only: serve a fresh self-signed certificate from now on; returns its CA PEM. */
+  rotateCertificate(): Promise<string>;
   /** Forgets the event history and list snapshots: watches from any earlier RV get an ERROR 410 event. */
   compactHistory(): void;
   /** Invalidates every outstanding continue token (next page → 410 Expired). */
@@ -72,7 +91,10 @@ export interface FakeApiServerFaults {
 export interface FakeApiServer {
   readonly url: string;
   readonly port: number;
+  /** The bearer token accepted now (changes with faults.rotateToken). */
   readonly token: string;
+  /** TLS only: the CA that verifies the certificate served now. */
+  readonly caPem: string | undefined;
   /** A kubeconfig file for this server (removed by close()). */
   readonly kubeconfigPath: string;
   /** The same kubeconfig, loaded. */
@@ -130,16 +152,16 @@ function decodeContinue(s: string): ContinueToken | undefined {
 }
 
 export async function startFakeApiServer(opts: FakeApiServerOptions = {}): Promise<FakeApiServer> {
-  const token = opts.token ?? randomBytes(16).toString('hex');
+  let token = opts.token ?? randomBytes(16).toString('hex');
   const store = new ObjectStore(opts.historySize ?? 1000);
   const requests: RecordedRequest[] = [];
   const watches = new Set<WatchStream>();
   const sockets = new Set<Socket>();
-  const failures: { remaining: number; status: number; filter: FailureFilter }[] = [];
+  const failures: { remaining: number; status: number; filter: FailureFilter; retryAfterSeconds?: number }[] = [];
   const watchWaiters = new Set<() => void>();
   const dir = await mkdtemp(join(tmpdir(), 'fake-apiserver-'));
 
-  const tlsMaterial = opts.tls ? await selfSignedCert(dir) : undefined;
+  let tlsMaterial = opts.tls ? await selfSignedCert(dir) : undefined;
 
   const handle = (req: IncomingMessage, res: ServerResponse): void => {
     const url = new URL(req.url ?? '/', 'http://fake');
@@ -152,6 +174,8 @@ export async function startFakeApiServer(opts: FakeApiServerOptions = {}): Promi
       query,
       watch: isWatch,
       status: 0,
+      at: Date.now(),
+      token: /^Bearer (.*)$/.exec(req.headers.authorization ?? '')?.[1] ?? '',
       ...(parsed && { resource: parsed.resource.name }),
     };
     requests.push(rec);
@@ -172,6 +196,7 @@ export async function startFakeApiServer(opts: FakeApiServerOptions = {}): Promi
     );
     if (injected) {
       injected.remaining--;
+      if (injected.retryAfterSeconds !== undefined) res.setHeader('Retry-After', String(injected.retryAfterSeconds));
       return fail(status(injected.status, `injected failure (HTTP ${injected.status})`));
     }
     if (url.pathname === '/version') {
@@ -183,7 +208,11 @@ export async function startFakeApiServer(opts: FakeApiServerOptions = {}): Promi
       return;
     }
     if (!parsed) return fail(status(404, 'the server could not find the requested resource'));
-    if (req.method !== 'GET') return fail(status(405, `the fake API server only serves GET, not ${req.method}`));
+    if (req.method === 'POST' || req.method === 'PATCH') {
+      void handleWrite(req, parsed, store, reply).catch((e: unknown) => fail(status(500, String(e))));
+      return;
+    }
+    if (req.method !== 'GET') return fail(status(405, `the fake API server serves GET, POST and PATCH, not ${req.method}`));
 
     if (parsed.name !== undefined) return getOne(parsed, reply);
     if (isWatch) return startWatch(parsed, query, rec, res);
@@ -308,8 +337,26 @@ export async function startFakeApiServer(opts: FakeApiServerOptions = {}): Promi
       }
       return n;
     },
-    failRequests(n, code = 500, filter = {}) {
-      failures.push({ remaining: n, status: code, filter });
+    failRequests(n, code = 500, filter = {}, retryAfterSeconds) {
+      failures.push({ remaining: n, status: code, filter, ...(retryAfterSeconds !== undefined && { retryAfterSeconds }) });
+    },
+    stallWatches(resource) {
+      let n = 0;
+      for (const w of watches) {
+        if (resource && w.resource !== resource) continue;
+        w.stall();
+        n++;
+      }
+      return n;
+    },
+    rotateToken(newToken) {
+      token = newToken;
+    },
+    async rotateCertificate() {
+      if (!tlsMaterial) throw new Error('fake-apiserver: rotateCertificate needs tls: true');
+      tlsMaterial = await selfSignedCert(await mkdtemp(join(dir, 'cert-')));
+      (server as import('node:https').Server).setSecureContext({ cert: tlsMaterial.certPem, key: tlsMaterial.keyPem });
+      return tlsMaterial.certPem;
     },
     compactHistory: () => store.compact(),
     expireContinueTokens: () => store.expireSnapshots(),
@@ -332,7 +379,12 @@ export async function startFakeApiServer(opts: FakeApiServerOptions = {}): Promi
   return {
     url,
     port,
-    token,
+    get token() {
+      return token;
+    },
+    get caPem() {
+      return tlsMaterial?.certPem;
+    },
     kubeconfigPath,
     kubeConfig() {
       const kc = new KubeConfig();

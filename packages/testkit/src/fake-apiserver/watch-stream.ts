@@ -20,6 +20,8 @@ export class WatchStream {
   private timeout: NodeJS.Timeout | undefined;
   /** Events up to here were sent; the live feed skips anything at or below it. */
   private sentRv = 0;
+  /** A stalled stream stays open and sends nothing more, not even its timeout's end. */
+  private stalled = false;
 
   constructor(
     private readonly store: ObjectStore,
@@ -69,8 +71,14 @@ export class WatchStream {
     this.write(e.type, e.object);
   }
 
+  /** From now on the stream sends nothing and never ends by itself (a wedged apiserver or proxy). */
+  stall(): void {
+    this.stalled = true;
+    if (this.timeout) clearTimeout(this.timeout);
+  }
+
   private write(type: string, object: KubeObject | KubeStatus): void {
-    if (this.closed) return;
+    if (this.closed || this.stalled) return;
     this.res.write(JSON.stringify({ type, object }) + '\n');
   }
 

@@ -1,0 +1,129 @@
+// --log-queries=<rate>: one JSON line on stdout per sampled query, for finding who asks what
+// (the misconfigured client behind a SERVFAIL storm, the scanner behind cache evictions):
+//   {"time":"…","client":"10.244.1.7:41234","transport":"udp","name":"db.shop.svc.cluster.local",
+//    "type":"A","rcode":"NOERROR","durationMs":0.061,"cached":true}
+//
+// Never at the expense of answers:
+//   - sampled (rate 0..1), then at most --log-queries-max-rate lines per second: a flood cannot
+//     fill the node's disk; what is left out is counted and said once a minute on stderr;
+//   - written through an asynchronous stream whose buffer is bounded (1 MiB): a stdout nobody
+//     reads (a stuck log pipe) drops lines instead of holding queries or growing memory;
+//   - any error of the stream turns the query log off, with one message; answers go on.
+import { createWriteStream } from 'node:fs';
+import type { Writable } from 'node:stream';
+import type { Logger } from '@kube-dns/config';
+import type { Transport } from '@kube-dns/dns-client';
+import { qtypeName } from '../server/handler.js';
+
+const RCODES = ['NOERROR', 'FORMERR', 'SERVFAIL', 'NXDOMAIN', 'NOTIMP', 'REFUSED'];
+const DROP_REPORT_MS = 60_000;
+
+export interface QueryLogOptions {
+  /** Share of queries logged, 0..1. */
+  rate: number;
+  /** Lines per second at most. */
+  maxPerSecond: number;
+  log: Logger;
+  /** Default: stdout (fd 1) through an asynchronous file stream. */
+  out?: Writable;
+  /** Bytes waiting in the stream beyond which lines are dropped (default 1 MiB). */
+  maxBufferBytes?: number;
+  random?: () => number;
+}
+
+/** What the handler knows of a query (its ParsedQuery). */
+export interface LoggedQuestion {
+  readonly name: string;
+  qtype: number;
+}
+
+export class QueryLog {
+  private readonly out: Writable;
+  private readonly maxBuffer: number;
+  private readonly random: () => number;
+  private windowStart = 0;
+  private inWindow = 0;
+  private dropped = 0;
+  private lastDropReport = 0;
+  private off = false;
+  /** Lines written and sampled queries left out (tests, debugging). */
+  written = 0;
+
+  constructor(private readonly opts: QueryLogOptions) {
+    this.out = opts.out ?? createWriteStream('', { fd: 1, autoClose: false });
+    this.maxBuffer = opts.maxBufferBytes ?? 1 << 20;
+    this.random = opts.random ?? Math.random;
+    this.out.on('error', (e: Error) => {
+      if (this.off) return;
+      this.off = true;
+      opts.log.error({ err: e.message }, 'the query log cannot be written: it is off from now on (queries are still answered)');
+    });
+  }
+
+  /**
+   * Called by the handler for every answered query (a sync reply or a promise of one). Cheap when
+   * the query is not sampled: one random number.
+   */
+  record(q: LoggedQuestion, transport: Transport, address: string | undefined, port: number | undefined, started: number, reply: Buffer | Promise<Buffer | undefined> | undefined, cached: boolean): void {
+    if (this.off || this.random() >= this.opts.rate) return;
+    try {
+      if (!this.admit()) return;
+      const name = q.name;
+      const qtype = q.qtype;
+      if (reply === undefined || Buffer.isBuffer(reply)) {
+        this.write(name, qtype, transport, address, port, started, reply, cached);
+      } else {
+        reply.then(
+          (r) => this.write(name, qtype, transport, address, port, started, r, false),
+          () => undefined,
+        );
+      }
+    } catch {
+      /* the log is never worth an answer */
+    }
+  }
+
+  /** The per-second budget; counts and reports what it refuses. */
+  private admit(): boolean {
+    const now = Date.now();
+    if (now - this.windowStart >= 1000) {
+      this.windowStart = now;
+      this.inWindow = 0;
+    }
+    if (this.inWindow >= this.opts.maxPerSecond || (this.out.writableLength ?? 0) > this.maxBuffer) {
+      this.dropped++;
+      if (now - this.lastDropReport >= DROP_REPORT_MS) {
+        this.opts.log.warn(
+          { notLogged: this.dropped, maxPerSecond: this.opts.maxPerSecond },
+          'query log: sampled queries left out (over --log-queries-max-rate, or stdout is not keeping up)',
+        );
+        this.lastDropReport = now;
+        this.dropped = 0;
+      }
+      return false;
+    }
+    this.inWindow++;
+    return true;
+  }
+
+  private write(name: string, qtype: number, transport: Transport, address: string | undefined, port: number | undefined, started: number, reply: Buffer | undefined, cached: boolean): void {
+    if (this.off) return;
+    try {
+      const rc = reply && reply.length >= 4 ? reply[3]! & 0xf : undefined;
+      const line = JSON.stringify({
+        time: new Date().toISOString(),
+        client: address === undefined ? null : address.includes(':') ? `[${address}]:${port}` : `${address}:${port}`,
+        transport,
+        name: name === '' ? '.' : name,
+        type: qtypeName(qtype),
+        rcode: rc === undefined ? 'NOREPLY' : (RCODES[rc] ?? `RCODE${rc}`),
+        durationMs: Math.round((performance.now() - started) * 1000) / 1000,
+        cached,
+      });
+      this.out.write(`${line}\n`);
+      this.written++;
+    } catch {
+      /* see record() */
+    }
+  }
+}

@@ -1,0 +1,81 @@
+// --max-concurrent-forwards under a random-subdomain flood with an upstream that never answers:
+// the flood beyond the cap gets SERVFAIL at once, cluster names keep being answered, and the
+// forwards held open never exceed the cap.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createSocket } from 'node:dgram';
+import { once } from 'node:events';
+import { buildQuery } from '@kube-dns/dns-client';
+import { clusterIPService, startTestDnsServer } from '@kube-dns/testkit';
+import { eventually, startCluster, waitSynced } from './integration-helpers.js';
+
+const metric = (body: string, name: string): number => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(body)?.[1] ?? NaN);
+
+test('a flood of unique external names with a silent upstream: SERVFAIL beyond the cap at once, cluster names still answered', async (t) => {
+  const silent = await startTestDnsServer({ handler: () => 'drop' });
+  t.after(() => silent.close());
+  const CAP = 50;
+  const FLOOD = 1500;
+  const c = await startCluster({
+    args: [`--max-concurrent-forwards=${CAP}`],
+    // long enough that any reply seen within it can only come from the cap, not a timeout
+    forwardTimeoutMs: 10_000,
+    configFiles: { upstreamNameservers: JSON.stringify([`127.0.0.1:${silent.port}`]) },
+    seed: (api) => api.upsert('services', clusterIPService('default', 'web', ['10.0.0.80'])),
+  });
+  t.after(() => c.stop());
+  await waitSynced(c);
+
+  const sock = createSocket('udp4');
+  t.after(() => sock.close());
+  sock.bind(0, '127.0.0.1');
+  await once(sock, 'listening');
+  const replies = new Map<number, { rcode: number; at: number }>();
+  sock.on('message', (m) => {
+    if (m.length >= 12) replies.set(m.readUInt16BE(0), { rcode: m.readUInt16BE(2) & 0xf, at: Date.now() });
+  });
+  const send = (id: number, name: string): void => {
+    const q = buildQuery({ name, type: 'A' });
+    q.writeUInt16BE(id, 0);
+    sock.send(q, c.server.port, c.server.host);
+  };
+
+  // the flood, in bursts of 100, interleaved with a cluster name every burst (ids 60000+)
+  const started = Date.now();
+  let clusterAsked = 0;
+  let maxInFlight = 0;
+  for (let i = 0; i < FLOOD; i += 100) {
+    for (let j = i; j < i + 100; j++) send(j + 1, `r${j}-${Math.random().toString(36).slice(2)}.flood.example`);
+    send(60_000 + clusterAsked++, 'web.default.svc.cluster.local');
+    await new Promise((r) => setTimeout(r, 10));
+    const m = await c.http('/metrics');
+    maxInFlight = Math.max(maxInFlight, metric(m.body, 'kubedns_forward_in_flight'));
+  }
+  // everything beyond the cap is answered, SERVFAIL, well before the first forward could time out
+  await eventually(async () => {
+    const servfails = [...replies].filter(([id, r]) => id <= FLOOD && r.rcode === 2).length;
+    assert.ok(servfails >= FLOOD - CAP, `${servfails} of ${FLOOD} flood queries answered SERVFAIL so far`);
+  }, 8000);
+  const lastFloodReply = Math.max(...[...replies].filter(([id]) => id <= FLOOD).map(([, r]) => r.at));
+  assert.ok(lastFloodReply - started < 8000, `the flood was answered in ${lastFloodReply - started} ms, before the 10 s forward timeout`);
+
+  // every cluster name asked during the flood was answered from the zone
+  await eventually(async () => {
+    for (let k = 0; k < clusterAsked; k++) assert.equal(replies.get(60_000 + k)?.rcode, 0, `cluster query ${k} answered NOERROR`);
+  }, 3000);
+
+  // bounded bookkeeping: never more forwards held than the cap, and the upstream saw no more than that
+  assert.ok(maxInFlight <= CAP, `in flight peaked at ${maxInFlight}`);
+  assert.ok(silent.questions.length <= CAP + 5, `${silent.questions.length} queries reached the silent upstream (cap ${CAP}; +loop probes)`);
+  const m = (await c.http('/metrics')).body;
+  assert.ok(metric(m, 'kubedns_forward_rejected_total') >= FLOOD - CAP, 'the rejections are counted');
+  assert.equal(metric(m, 'kubedns_forward_max_concurrent'), CAP);
+  t.diagnostic(`flood of ${FLOOD}: ${FLOOD - CAP}+ SERVFAIL within ${lastFloodReply - started} ms; in flight peaked at ${maxInFlight}`);
+});
+
+test('--max-concurrent-forwards must be a positive integer', async () => {
+  const { parseOptions } = await import('../src/options.js');
+  assert.throws(() => parseOptions(['--max-concurrent-forwards=0']), /--max-concurrent-forwards=0: must be 1 or more/);
+  assert.equal(parseOptions([]).maxConcurrentForwards, 1000);
+  assert.equal(parseOptions([]).lameduckMs, 5000);
+});

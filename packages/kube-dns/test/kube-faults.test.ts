@@ -1,0 +1,189 @@
+// API server faults, each against the fake API server: what a user of the DNS would notice is
+// that records keep being served and that changes arrive again within a stated bound.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdir, rename, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { silentLogger } from '@kube-dns/config';
+import { clusterIPService, startFakeApiServer, tempDir, type FakeApiServer } from '@kube-dns/testkit';
+import { KubeSync, loadKubeConfig, type KubeSyncOptions } from '../src/kube/index.js';
+import { RecordingZone, waitUntil } from './kube-helpers.js';
+import { eventually, startCluster, waitSynced } from './integration-helpers.js';
+
+type After = { after(fn: () => unknown): void };
+
+async function syncWith(t: After, api: FakeApiServer, opts: Partial<KubeSyncOptions> = {}) {
+  const zone = new RecordingZone();
+  const sync = new KubeSync({ kc: api.kubeConfig(), zone, watchPods: false, log: silentLogger(), backoff: { initialMs: 20, maxMs: 200 }, ...opts });
+  t.after(() => sync.stop());
+  sync.start();
+  await sync.waitForSync(5000);
+  await api.waitForWatches('services');
+  await api.waitForWatches('endpointslices');
+  return { zone, sync };
+}
+
+async function fakeApi(t: After, opts: Parameters<typeof startFakeApiServer>[0] = {}): Promise<FakeApiServer> {
+  const api = await startFakeApiServer(opts);
+  t.after(() => api.close());
+  return api;
+}
+
+test('429 Too Many Requests with Retry-After: the next list waits that long, not the 20 ms backoff', async (t) => {
+  const api = await fakeApi(t);
+  api.upsert('services', clusterIPService('ns', 'a', ['10.0.0.1']));
+  api.faults.failRequests(1, 429, { resource: 'services', watch: false }, 2);
+  const { zone } = await syncWith(t, api);
+  assert.ok(zone.services.has('ns/a'));
+  const lists = api.requests.filter((r) => r.resource === 'services' && !r.watch);
+  assert.deepEqual(lists.map((r) => r.status), [429, 200]);
+  const waited = lists[1]!.at - lists[0]!.at;
+  assert.ok(waited >= 1900 && waited < 6000, `retried after ${waited} ms (Retry-After: 2 s)`);
+  t.diagnostic(`Retry-After 2 s honoured: retried after ${waited} ms`);
+});
+
+test('500s on list and watch: retried with backoff, the sync completes and the watch resumes', async (t) => {
+  const api = await fakeApi(t);
+  api.upsert('services', clusterIPService('ns', 'a', ['10.0.0.1']));
+  api.faults.failRequests(5, 500, { resource: 'services', watch: false });
+  const { zone, sync } = await syncWith(t, api);
+  api.faults.failRequests(3, 500, { resource: 'services', watch: true });
+  api.faults.dropWatches({ resource: 'services' });
+  api.upsert('services', clusterIPService('ns', 'b', ['10.0.0.2']));
+  await waitUntil(() => zone.services.has('ns/b'), 'the change made while watches failed', 5000);
+  assert.equal(sync.stats().services?.errors, 8);
+});
+
+test('a watch that stays open and sends nothing is abandoned after watchIdleMs and the resource relisted', async (t) => {
+  const api = await fakeApi(t);
+  api.upsert('services', clusterIPService('ns', 'a', ['10.0.0.1']));
+  const IDLE = 1000;
+  const { zone, sync } = await syncWith(t, api, { watchIdleMs: IDLE });
+  assert.equal(api.faults.stallWatches(), 2);
+  const stalledAt = Date.now();
+  api.upsert('services', clusterIPService('ns', 'b', ['10.0.0.2']));
+  await waitUntil(() => zone.services.has('ns/b'), 'the change hidden by the stalled watch', IDLE * 5);
+  const took = Date.now() - stalledAt;
+  assert.ok(took >= IDLE - 50, `not before the idle bound (${took} ms)`);
+  assert.equal(sync.stats().services?.relists, 1, 'relisted');
+  t.diagnostic(`stalled watch detected and the change applied after ${took} ms (bound ${IDLE} ms + one list)`);
+});
+
+test('a quiet but healthy watch (bookmarks only) is not mistaken for a stalled one', async (t) => {
+  const api = await fakeApi(t, { bookmarkIntervalMs: 200 });
+  api.upsert('services', clusterIPService('ns', 'a', ['10.0.0.1']));
+  const { sync } = await syncWith(t, api, { watchIdleMs: 1000 });
+  await new Promise((r) => setTimeout(r, 2500));
+  assert.equal(sync.stats().services?.relists, 0);
+  assert.equal(sync.stats().services?.watchRestarts, 0);
+});
+
+test('410 Gone on the watch request itself: relist, and deletions made meanwhile are applied', async (t) => {
+  const api = await fakeApi(t);
+  api.upsert('services', clusterIPService('ns', 'a', ['10.0.0.1']));
+  api.upsert('services', clusterIPService('ns', 'gone', ['10.0.0.9']));
+  const { zone, sync } = await syncWith(t, api);
+  api.faults.failRequests(1, 410, { resource: 'services', watch: true });
+  api.faults.dropWatches({ resource: 'services', abrupt: true });
+  api.remove('services', 'ns', 'gone');
+  await waitUntil(() => !zone.services.has('ns/gone'), 'the deletion', 5000);
+  assert.ok(zone.services.has('ns/a'));
+  assert.ok((sync.stats().services?.relists ?? 0) >= 1);
+});
+
+test('outage much longer than the maximum backoff: last records served and ready throughout, resync after', async (t) => {
+  // The production ceiling is 30 s; here it is 300 ms and the outage 4 s, i.e. more than ten
+  // retries at the ceiling, the same regime as a 10-minute outage with the real schedule.
+  const c = await startCluster({
+    kubeSync: { backoff: { initialMs: 50, maxMs: 300 } },
+    seed: (api) => {
+      api.upsert('services', clusterIPService('default', 'web', ['10.0.0.80']));
+      api.upsert('services', clusterIPService('default', 'old', ['10.0.0.81']));
+    },
+  });
+  t.after(() => c.stop());
+  await waitSynced(c);
+  await c.api.waitForWatches('services');
+  await c.api.faults.pause();
+  const until = Date.now() + 4000;
+  let asked = 0;
+  while (Date.now() < until) {
+    const r = await c.ask('web.default.svc.cluster.local', 'A');
+    assert.equal(r.packet.rcode, 'NOERROR', 'served from the last state during the outage');
+    assert.equal((await c.http('/readiness')).status, 200, 'still ready during the outage');
+    asked++;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  assert.ok((c.dns.sync.stats().services?.errors ?? 0) >= 5, 'kept retrying');
+  // changes made while it was down
+  c.api.upsert('services', clusterIPService('default', 'new', ['10.0.0.82']));
+  c.api.remove('services', 'default', 'old');
+  await c.api.faults.resume();
+  const took = await eventually(async () => {
+    assert.equal((await c.ask('new.default.svc.cluster.local', 'A')).packet.rcode, 'NOERROR');
+    assert.equal((await c.ask('old.default.svc.cluster.local', 'A')).packet.rcode, 'NXDOMAIN');
+  }, 5000, 50);
+  t.diagnostic(`${asked} queries answered during a 4 s outage; resynced ${took} ms after the API server came back (max backoff 300 ms)`);
+});
+
+async function inClusterSa(t: After, api: FakeApiServer) {
+  const root = await tempDir('kube-dns-sa-');
+  t.after(root.cleanup);
+  const sa = join(root.path, 'var/run/secrets/kubernetes.io/serviceaccount');
+  await mkdir(sa, { recursive: true });
+  // as the kubelet does: write aside, then rename over (readers never see half a file)
+  const put = async (name: string, text: string) => {
+    await writeFile(join(sa, `.${name}.tmp`), text);
+    await rename(join(sa, `.${name}.tmp`), join(sa, name));
+  };
+  await put('token', api.token);
+  await put('ca.crt', api.caPem!);
+  const kc = loadKubeConfig({ env: { KUBERNETES_SERVICE_HOST: '127.0.0.1', KUBERNETES_SERVICE_PORT: String(api.port) }, inClusterRoot: root.path });
+  return { kc, put };
+}
+
+test('service-account token rotated (old one rejected at once): the new token is used without a restart', async (t) => {
+  const api = await fakeApi(t, { tls: true });
+  api.upsert('services', clusterIPService('ns', 'a', ['10.0.0.1']));
+  const { kc, put } = await inClusterSa(t, api);
+  const zone = new RecordingZone();
+  const sync = new KubeSync({ kc, zone, watchPods: false, log: silentLogger(), backoff: { initialMs: 20, maxMs: 200 } });
+  t.after(() => sync.stop());
+  sync.start();
+  await sync.waitForSync(5000);
+  assert.ok(zone.services.has('ns/a'));
+
+  await put('token', 'rotated-token');
+  api.faults.rotateToken('rotated-token');
+  api.faults.dropWatches({ abrupt: true });
+  api.upsert('services', clusterIPService('ns', 'b', ['10.0.0.2']));
+  const rotatedAt = Date.now();
+  await waitUntil(() => zone.services.has('ns/b'), 'a change after the rotation', 5000);
+  const after = api.requests.filter((r) => r.at >= rotatedAt);
+  assert.ok(after.length > 0 && after.every((r) => r.token === 'rotated-token' && r.status !== 401), 'every request after the rotation carried the new token');
+  t.diagnostic(`new token in use ${Date.now() - rotatedAt} ms after the rotation`);
+});
+
+test('CA bundle replaced with the API server certificate: new connections verify against the new CA', async (t) => {
+  const api = await fakeApi(t, { tls: true });
+  api.upsert('services', clusterIPService('ns', 'a', ['10.0.0.1']));
+  const { kc, put } = await inClusterSa(t, api);
+  const zone = new RecordingZone();
+  const sync = new KubeSync({ kc, zone, watchPods: false, log: silentLogger(), backoff: { initialMs: 20, maxMs: 200 } });
+  t.after(() => sync.stop());
+  sync.start();
+  await sync.waitForSync(5000);
+  const oldCa = api.caPem!;
+  const newCa = await api.faults.rotateCertificate();
+  assert.notEqual(newCa, oldCa);
+  // the bundle during a CA rotation holds both
+  await put('ca.crt', `${oldCa}${newCa}`);
+  api.faults.dropWatches({ abrupt: true });
+  api.upsert('services', clusterIPService('ns', 'b', ['10.0.0.2']));
+  await waitUntil(() => zone.services.has('ns/b'), 'a change served under the new certificate', 5000);
+  // and with only the new CA left
+  await put('ca.crt', newCa);
+  api.faults.dropWatches({ abrupt: true });
+  api.upsert('services', clusterIPService('ns', 'c', ['10.0.0.3']));
+  await waitUntil(() => zone.services.has('ns/c'), 'a change with only the new CA', 5000);
+});

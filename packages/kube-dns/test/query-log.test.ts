@@ -1,0 +1,157 @@
+// --log-queries on the real binary over real UDP and TCP sockets: the JSON lines an operator
+// reads on stdout, sampling, the per-second cap, and a stdout nobody reads never holding answers.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { query } from '@kube-dns/dns-client';
+import { clusterIPService, freePort, startFakeApiServer, startTestDnsServer, type FakeApiServer } from '@kube-dns/testkit';
+
+const BIN = fileURLToPath(new URL('../../bin/kube-dns.js', import.meta.url));
+
+interface Line {
+  time: string;
+  client: string;
+  transport: string;
+  name: string;
+  type: string;
+  rcode: string;
+  durationMs: number;
+  cached: boolean;
+}
+
+async function serve(api: FakeApiServer, extra: string[], opts: { readStdout?: boolean } = {}) {
+  const [dnsPort, healthzPort] = [await freePort(), await freePort()];
+  const p = spawn(
+    process.execPath,
+    [BIN, '--dns-bind-address=127.0.0.1', `--dns-port=${dnsPort}`, '--healthz-bind-address=127.0.0.1', `--healthz-port=${healthzPort}`, `--kubecfg-file=${api.kubeconfigPath}`, ...extra],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  let stdout = '';
+  let stderr = '';
+  if (opts.readStdout !== false) p.stdout.on('data', (d) => (stdout += d));
+  p.stderr.on('data', (d) => (stderr += d));
+  const exited = new Promise<number | null>((r) => p.on('exit', (code) => r(code)));
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    const ok = await fetch(`http://127.0.0.1:${healthzPort}/readiness`).then((r) => r.ok, () => false);
+    if (ok) break;
+    if (Date.now() > deadline || p.exitCode !== null) throw new Error(`kube-dns did not become ready: ${stderr}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return {
+    p,
+    server: { host: '127.0.0.1', port: dnsPort },
+    lines: () => stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l) as Line),
+    stderr: () => stderr,
+    stop: async () => {
+      p.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
+async function cluster() {
+  const api = await startFakeApiServer();
+  api.upsert('services', clusterIPService('default', 'kubernetes', ['10.96.0.1'], [{ name: 'https', port: 443 }]));
+  return api;
+}
+
+const waitFor = async (fn: () => boolean, ms = 5000) => {
+  const deadline = Date.now() + ms;
+  while (!fn()) {
+    if (Date.now() > deadline) return false;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return true;
+};
+
+test('--log-queries=1: one JSON line per query with client, name, type, rcode, duration and cached, over UDP and TCP', async (t) => {
+  const api = await cluster();
+  const upstream = await startTestDnsServer({ answerIp: '192.0.2.80' });
+  const kd = await serve(api, ['--log-queries=1', `--nameservers=127.0.0.1:${upstream.port}`]);
+  t.after(async () => {
+    await kd.stop();
+    await Promise.all([api.close(), upstream.close()]);
+  });
+  await query(kd.server, { name: 'kubernetes.default.svc.cluster.local', type: 'A' });
+  await query(kd.server, { name: 'Kubernetes.Default.svc.cluster.local', type: 'A' });
+  await query(kd.server, { name: 'nope.default.svc.cluster.local', type: 'AAAA', transport: 'tcp' });
+  await query(kd.server, { name: 'www.example.org', type: 'A' });
+  assert.ok(await waitFor(() => kd.lines().length >= 4), `four lines, got: ${JSON.stringify(kd.lines())}`);
+  const [first, second, tcp, fwd] = kd.lines();
+  assert.deepEqual(
+    { name: first!.name, type: first!.type, rcode: first!.rcode, transport: first!.transport, cached: first!.cached },
+    { name: 'kubernetes.default.svc.cluster.local', type: 'A', rcode: 'NOERROR', transport: 'udp', cached: false },
+  );
+  assert.match(first!.client, /^127\.0\.0\.1:\d+$/);
+  assert.ok(first!.durationMs >= 0 && Number.isFinite(first!.durationMs));
+  assert.ok(!Number.isNaN(Date.parse(first!.time)));
+  assert.deepEqual([second!.name, second!.cached], ['Kubernetes.Default.svc.cluster.local', true], 'the repeated question came from the response cache');
+  assert.deepEqual([tcp!.transport, tcp!.type, tcp!.rcode], ['tcp', 'AAAA', 'NXDOMAIN']);
+  assert.match(tcp!.client, /^127\.0\.0\.1:\d+$/);
+  assert.deepEqual([fwd!.name, fwd!.rcode, fwd!.cached], ['www.example.org', 'NOERROR', false]);
+});
+
+test('off by default; --log-queries=0.25 logs about a quarter; a bad rate is refused', async (t) => {
+  const api = await cluster();
+  const off = await serve(api, []);
+  const some = await serve(api, ['--log-queries=0.25']);
+  t.after(async () => {
+    await Promise.all([off.stop(), some.stop()]);
+    await api.close();
+  });
+  for (let i = 0; i < 20; i++) {
+    await Promise.all(Array.from({ length: 20 }, () => Promise.all([off, some].map((k) => query(k.server, { name: 'kubernetes.default.svc.cluster.local', type: 'A' })))));
+  }
+  await new Promise((r) => setTimeout(r, 300));
+  assert.equal(off.lines().length, 0);
+  const n = some.lines().length;
+  assert.ok(n >= 50 && n <= 150, `400 queries at 0.25: ${n} lines`);
+
+  const bad = spawn(process.execPath, [BIN, '--log-queries=1.5'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let err = '';
+  bad.stderr.on('data', (d) => (err += d));
+  const code = await new Promise((r) => bad.on('exit', r));
+  assert.equal(code, 2);
+  assert.match(err, /--log-queries=1\.5: a share of queries from 0 to 1/);
+});
+
+test('a flood is capped at --log-queries-max-rate lines per second, and said so on stderr', async (t) => {
+  const api = await cluster();
+  const kd = await serve(api, ['--log-queries=1', '--log-queries-max-rate=50']);
+  t.after(async () => {
+    await kd.stop();
+    await api.close();
+  });
+  const started = Date.now();
+  let answered = 0;
+  for (let i = 0; i < 50; i++) {
+    await Promise.all(Array.from({ length: 20 }, (_, k) => query(kd.server, { name: `n${i}-${k}.default.svc.cluster.local`, type: 'A' }).then(() => answered++)));
+  }
+  const seconds = (Date.now() - started) / 1000;
+  assert.equal(answered, 1000);
+  await new Promise((r) => setTimeout(r, 300));
+  const lines = kd.lines().length;
+  assert.ok(lines <= 50 * (Math.ceil(seconds) + 1), `${lines} lines in ${seconds.toFixed(1)} s at 50 per second`);
+  assert.ok(lines >= 50, `the first second's 50 lines are there (${lines})`);
+  assert.match(kd.stderr(), /query log: sampled queries left out/);
+});
+
+test('a stdout nobody reads (a stuck log pipe): every query is still answered', async (t) => {
+  const api = await cluster();
+  const kd = await serve(api, ['--log-queries=1', '--log-queries-max-rate=1000000'], { readStdout: false });
+  t.after(async () => {
+    kd.p.stdout!.resume();
+    await kd.stop();
+    await api.close();
+  });
+  // about 200 bytes a line: 4000 lines are far more than a pipe holds (64 KiB)
+  let answered = 0;
+  for (let i = 0; i < 200; i++) {
+    await Promise.all(
+      Array.from({ length: 20 }, (_, k) => query(kd.server, { name: `stuck-${i}-${k}.default.svc.cluster.local`, type: 'A', timeoutMs: 3000 }).then(() => answered++)),
+    );
+  }
+  assert.equal(answered, 4000);
+});

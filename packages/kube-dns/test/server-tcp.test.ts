@@ -1,0 +1,208 @@
+// TCP resources a client can hold, over real sockets: unsent replies (backpressure), queries in
+// flight per connection, connections at the cap (the oldest idle one goes), and messages that
+// arrive too slowly. The real resolver answers from a real zone.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { connect, type Socket } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { buildQuery, query } from '@kube-dns/dns-client';
+import { startTestDnsServer } from '@kube-dns/testkit';
+import { clusterIP, ep, headless, slice } from './resolve-fixtures.js';
+import { startStack } from './server-stack.js';
+
+const frame = (q: Buffer) => {
+  const len = Buffer.alloc(2);
+  len.writeUInt16BE(q.length);
+  return Buffer.concat([len, q]);
+};
+
+async function open(port: number): Promise<Socket> {
+  const sock = connect(port, '127.0.0.1');
+  sock.on('error', () => undefined);
+  await new Promise((r) => sock.once('connect', r));
+  return sock;
+}
+
+const closed = (sock: Socket, ms: number) =>
+  new Promise<boolean>((resolve) => {
+    if (sock.destroyed || sock.readyState === 'closed') return resolve(true);
+    const timer = setTimeout(() => resolve(false), ms);
+    sock.once('close', () => {
+      clearTimeout(timer);
+      resolve(true);
+    });
+  });
+
+/** Reads length-prefixed replies from a socket; resolves with their IDs once `n` arrived. */
+function readReplies(sock: Socket, n: number, timeoutMs = 20_000): Promise<number[]> {
+  const ids: number[] = [];
+  let buf = Buffer.alloc(0);
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${ids.length} of ${n} replies`)), timeoutMs);
+    sock.on('data', (c: Buffer) => {
+      buf = Buffer.concat([buf, c]);
+      while (buf.length >= 2 && buf.length >= 2 + buf.readUInt16BE(0)) {
+        ids.push(buf.readUInt16BE(2));
+        buf = buf.subarray(2 + buf.readUInt16BE(0));
+      }
+      if (ids.length >= n) {
+        clearTimeout(timer);
+        resolve(ids);
+      }
+    });
+    sock.resume();
+  });
+}
+
+test('TCP backpressure: a client that pipelines queries for large answers and never reads is not buffered without bound', async (t) => {
+  const s = await startStack();
+  t.after(s.stop);
+  s.zone.setService(headless('default', 'big'));
+  s.zone.setSlice(slice('default', 'big-1', 'big', Array.from({ length: 300 }, (_, i) => ep(`10.9.${i >> 8}.${i & 255}`))));
+  const n = 3000;
+  const sock = await open(s.server.port);
+  sock.pause();
+  const frames = Buffer.concat(Array.from({ length: n }, (_, i) => frame(buildQuery({ name: 'big.default.svc.cluster.local', type: 'A', id: i }))));
+  sock.write(frames);
+  // let the server do all it will do: its buffered replies stop growing
+  let last = -1;
+  for (let i = 0; i < 50; i++) {
+    await sleep(100);
+    const b = s.tcp.stats().bufferedBytes;
+    if (b === last && b > 0) break;
+    last = b;
+  }
+  const stats = s.tcp.stats();
+  assert.ok(stats.bufferedBytes <= 64 * 1024 + 6 * 1024, `${stats.bufferedBytes} reply bytes buffered for a client that does not read`);
+  // once the client reads, every query is answered, in order
+  const ids = await readReplies(sock, n);
+  assert.deepEqual(ids, Array.from({ length: n }, (_, i) => i));
+  sock.destroy();
+});
+
+test('TCP: queries in flight per connection are capped; the rest wait their turn and are all answered', async (t) => {
+  let concurrent = 0;
+  let maxConcurrent = 0;
+  const up = await startTestDnsServer({
+    handler: async (q) => {
+      concurrent++;
+      maxConcurrent = Math.max(maxConcurrent, concurrent);
+      await sleep(100);
+      concurrent--;
+      return { answers: [{ name: q.name, type: 'A', ttl: 60, data: '192.0.2.1' }] };
+    },
+  });
+  t.after(() => up.close());
+  const s = await startStack({ upstreamPort: up.port, tcp: { maxPipelined: 8 } });
+  t.after(s.stop);
+  const n = 60;
+  const sock = await open(s.server.port);
+  const replies = readReplies(sock, n);
+  sock.write(Buffer.concat(Array.from({ length: n }, (_, i) => frame(buildQuery({ name: `name${i}.example.org`, type: 'A', id: i })))));
+  const ids = await replies;
+  assert.deepEqual([...ids].sort((a, b) => a - b), Array.from({ length: n }, (_, i) => i));
+  assert.ok(maxConcurrent <= 8, `${maxConcurrent} queries of one connection were upstream at once`);
+  assert.ok(maxConcurrent >= 4, `${maxConcurrent}: pipelining still works`);
+  sock.destroy();
+});
+
+test('TCP: at the connection cap the connection idle the longest is closed to admit a new one', async (t) => {
+  const s = await startStack({ tcp: { maxConnections: 20 } });
+  t.after(s.stop);
+  s.zone.setService(clusterIP('default', 'web', ['10.0.0.5']));
+  const socks: Socket[] = [];
+  for (let i = 0; i < 20; i++) socks.push(await open(s.server.port));
+  t.after(() => socks.forEach((x) => x.destroy()));
+  // the first connection asks something: it is now the most recently active, socks[1] the oldest idle
+  const replies = readReplies(socks[0]!, 1);
+  socks[0]!.write(frame(buildQuery({ name: 'web.default.svc.cluster.local', type: 'A', id: 7 })));
+  assert.deepEqual(await replies, [7]);
+  const r = await query(s.server, { name: 'web.default.svc.cluster.local', type: 'A', transport: 'tcp' });
+  assert.equal(r.packet.rcode, 'NOERROR');
+  assert.equal(await closed(socks[1]!, 3000), true, 'the oldest idle connection was closed');
+  assert.equal(await closed(socks[0]!, 200), false, 'the recently active one was kept');
+  assert.equal(await closed(socks[2]!, 200), false, 'one eviction per new connection');
+  assert.ok(s.tcp.stats().evicted >= 1);
+});
+
+test('TCP: a well-behaved client is served throughout a flood of 5,000 connections', async (t) => {
+  const cap = 300; // small enough that the test fits a default limit of 1024 open files
+  const s = await startStack({ tcp: { maxConnections: cap } });
+  t.after(s.stop);
+  s.zone.setService(clusterIP('default', 'web', ['10.0.0.5']));
+  let opened = 0;
+  let flooding = true;
+  let maxSeen = 0;
+  const live = new Set<Socket>();
+  t.after(() => live.forEach((x) => x.destroy()));
+  const flood = (async () => {
+    while (opened < 5000) {
+      const wave: Promise<void>[] = [];
+      for (let i = 0; i < 100 && opened < 5000; i++, opened++) {
+        wave.push(
+          new Promise<void>((resolve) => {
+            const c = connect(s.server.port, '127.0.0.1');
+            live.add(c);
+            c.on('error', () => resolve());
+            c.on('close', () => {
+              live.delete(c);
+              c.destroy();
+            });
+            c.once('connect', () => resolve());
+          }),
+        );
+      }
+      await Promise.all(wave);
+      maxSeen = Math.max(maxSeen, s.tcp.stats().connections);
+    }
+    flooding = false;
+  })();
+  let served = 0;
+  let retried = 0;
+  const failures: string[] = [];
+  const ask = () => query(s.server, { name: 'web.default.svc.cluster.local', type: 'A', transport: 'tcp', timeoutMs: 2000 });
+  while (flooding) {
+    // a well-behaved client retries once, as stub resolvers do (glibc's attempts:2): its brand-new
+    // connection is as young as the flood's, and may be the oldest idle one by the time its first
+    // bytes are read when hundreds of connections arrive in between
+    let r = await ask().catch((e: Error) => e);
+    if (r instanceof Error) {
+      retried++;
+      r = await ask().catch((e: Error) => e);
+    }
+    if (r instanceof Error) failures.push(r.message);
+    else if (r.packet.rcode === 'NOERROR') served++;
+    else failures.push(r.packet.rcode);
+  }
+  t.diagnostic(`${served} lookups served during the flood, ${retried} needed a retry`);
+  await flood;
+  // the last connections may still wait in the accept queue
+  for (let i = 0; i < 50 && s.tcp.stats().evicted + s.tcp.stats().connections < 5000; i++) await sleep(100);
+  assert.deepEqual(failures, [], 'every query of the well-behaved client answered during the flood');
+  assert.ok(served >= 3, `${served} queries served during the flood`);
+  assert.ok(maxSeen <= cap, `${maxSeen} connections held (cap ${cap})`);
+  assert.ok(s.tcp.stats().evicted >= 5000 - cap, `${s.tcp.stats().evicted} idle connections evicted`);
+});
+
+test('TCP: a partial length prefix, half a message, or a message trickled in are cut at the idle timeout', async (t) => {
+  const s = await startStack({ tcp: { idleTimeoutMs: 500 } });
+  t.after(s.stop);
+  const q = frame(buildQuery({ name: 'web.default.svc.cluster.local', type: 'A' }));
+  const prefix = await open(s.server.port);
+  prefix.write(q.subarray(0, 1));
+  const half = await open(s.server.port);
+  half.write(q.subarray(0, q.length >> 1));
+  const trickle = await open(s.server.port);
+  let sent = 0;
+  const timer = setInterval(() => {
+    if (!trickle.destroyed && sent < q.length) trickle.write(q.subarray(sent, ++sent));
+  }, 150);
+  t.after(() => clearInterval(timer));
+  assert.equal(await closed(prefix, 5000), true, 'a lone length octet is cut');
+  assert.equal(await closed(half, 5000), true, 'half a message is cut');
+  // the trickle sends a byte every 150 ms, well within the idle timeout, but its message would
+  // take seconds: it is cut long before it completes
+  assert.equal(await closed(trickle, 4000), true, 'a trickled message is cut');
+  assert.ok(sent < q.length, `${sent} of ${q.length} bytes sent before the cut`);
+  assert.ok(s.tcp.stats().slowMessages >= 1);
+});

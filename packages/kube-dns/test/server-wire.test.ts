@@ -1,0 +1,156 @@
+// What reaches the wire from the real resolver and encoder: metric cardinality, names echoed as
+// bytes, replies within limits. Real UDP/TCP sockets, real zone.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { buildQuery, exchange, query } from '@kube-dns/dns-client';
+import { Zone } from '../src/records/zone.js';
+import { clusterIP, port } from './resolve-fixtures.js';
+import { startStack } from './server-stack.js';
+import { labelsOf, rawQuery, sameLabels, walkReply } from './wire-check.js';
+
+test('qtypes a client makes up are counted under one "other" label, not one series each', async (t) => {
+  const s = await startStack();
+  t.after(s.stop);
+  s.zone.setService(clusterIP('default', 'web', ['10.0.0.5'], [port('http', 80)]));
+  const base = buildQuery({ name: 'web.default.svc.cluster.local', type: 'A' });
+  for (let qtype = 1000; qtype < 1300; qtype++) {
+    const q = Buffer.from(base);
+    q.writeUInt16BE(qtype, q.length - 4);
+    const r = await exchange(s.server, q, 'udp', 2000);
+    assert.equal(r.readUInt16BE(0), q.readUInt16BE(0));
+  }
+  await exchange(s.server, base, 'udp', 2000);
+  const text = await s.metrics.registry.metrics();
+  const series = text.split('\n').filter((l) => l.startsWith('kubedns_dns_requests_total{'));
+  assert.deepEqual(
+    series.sort(),
+    ['kubedns_dns_requests_total{qtype="A",rcode="NOERROR",transport="udp"} 1', 'kubedns_dns_requests_total{qtype="other",rcode="NOERROR",transport="udp"} 300'],
+  );
+});
+
+test('names are echoed as bytes: 0x20 case, non-ASCII octets and a 63-octet label of 0xFF come back exactly', async (t) => {
+  const s = await startStack();
+  t.after(s.stop);
+  s.zone.setService(clusterIP('default', 'web', ['10.0.0.5'], [port('http', 80)]));
+  const ff63 = Buffer.alloc(63, 0xff);
+  const cases: Buffer[][] = [
+    labelsOf('WeB.DeFaUlT.sVc.ClUsTeR.LoCaL'),
+    [Buffer.from('1-2-3-4'), Buffer.from([0xff, 0xfe]), ...labelsOf('pod.cluster.local')],
+    [Buffer.from('1-2-3-4'), ff63, ...labelsOf('pod.cluster.local')],
+    // two namespaces differing only in non-ASCII "case" (0xC0 vs 0xE0) are different names
+    [Buffer.from('10-0-0-1'), Buffer.from([0xc0]), ...labelsOf('pod.cluster.local')],
+    [Buffer.from('10-0-0-1'), Buffer.from([0xe0]), ...labelsOf('pod.cluster.local')],
+    [Buffer.from('nosuch'), Buffer.from([0xc3, 0xbf]), ...labelsOf('svc.cluster.local')],
+  ];
+  for (const labels of cases) {
+    // twice: the second reply comes from the response cache
+    for (const transport of ['udp', 'tcp', 'udp'] as const) {
+      const id = Math.floor(Math.random() * 65535);
+      const reply = await exchange(s.server, rawQuery(id, labels, 1, 1232), transport, 2000);
+      const w = walkReply(reply);
+      const shown = labels.map((l) => l.toString('hex')).join('.');
+      assert.equal(w.id, id);
+      assert.ok(sameLabels(w.question, labels), `question echoed exactly for ${shown}`);
+      for (const r of w.records) {
+        if (r.section === 'answer') assert.ok(sameLabels(r.owner, labels), `answer owner is the question's bytes for ${shown}`);
+      }
+      if (shown.startsWith(Buffer.from('1-2-3-4').toString('hex')) || shown.startsWith(Buffer.from('10-0-0-1').toString('hex'))) {
+        assert.equal(w.records.filter((r) => r.section === 'answer').length, 1, `an A record for ${shown}`);
+      }
+    }
+  }
+});
+
+/** A zone that counts the services wildcard walks look at. */
+class CountingZone extends Zone {
+  visited = 0;
+  override *allServices() {
+    for (const e of super.allServices()) {
+      this.visited++;
+      yield e;
+    }
+  }
+  override *servicesIn(ns: string) {
+    for (const e of super.servicesIn(ns)) {
+      this.visited++;
+      yield e;
+    }
+  }
+  override *servicesNamed(name: string) {
+    for (const e of super.servicesNamed(name)) {
+      this.visited++;
+      yield e;
+    }
+  }
+}
+
+function bigZone(zone: Zone, namespaces = 20, perNamespace = 100) {
+  for (let n = 0; n < namespaces; n++) {
+    for (let i = 0; i < perNamespace; i++) zone.setService(clusterIP(`ns${n}`, `s${i}`, [`10.${n}.${i >> 8}.${i & 255}`], [port('http', 80)]));
+  }
+}
+
+test('wildcards are off by default: `*` is an ordinary label that no service has', async (t) => {
+  const s = await startStack();
+  t.after(s.stop);
+  bigZone(s.zone, 2, 10);
+  for (const name of ['*.ns0.svc.cluster.local', 's1.*.svc.cluster.local', '*.*.svc.cluster.local', '*.s1.ns0.svc.cluster.local']) {
+    const r = await query(s.server, { name, type: 'A' });
+    assert.equal(r.packet.rcode, 'NXDOMAIN', name);
+    assert.equal(r.packet.answers?.length ?? 0, 0, name);
+  }
+  const srv = await query(s.server, { name: '*._tcp.s1.ns0.svc.cluster.local', type: 'SRV' });
+  assert.equal(srv.packet.rcode, 'NXDOMAIN');
+  const named = await query(s.server, { name: '_http._tcp.s1.ns0.svc.cluster.local', type: 'SRV' });
+  assert.equal(named.packet.answers?.length, 1, 'named ports still answer');
+});
+
+test('with --wildcards, a wildcard is bounded in work and answers whatever the zone size', async (t) => {
+  const zone = new CountingZone();
+  const s = await startStack({ zone, resolve: { wildcards: true } });
+  t.after(s.stop);
+  bigZone(zone); // 2,000 services
+  for (const [name, type, transport] of [
+    ['*.*.svc.cluster.local', 'A', 'udp'],
+    ['*.*.svc.cluster.local', 'A', 'tcp'],
+    ['_http._tcp.*.*.svc.cluster.local', 'SRV', 'tcp'],
+    ['*.ns3.svc.cluster.local', 'A', 'tcp'],
+  ] as const) {
+    zone.visited = 0;
+    const r = await query(s.server, { name, type, transport, ednsUdpSize: 1232 });
+    assert.equal(r.packet.rcode, 'NOERROR', name);
+    const n = r.packet.answers?.length ?? 0;
+    assert.ok(n > 0 && n <= 64, `${n} answers for ${name} ${type} over ${transport}`);
+    assert.ok(zone.visited <= 256, `${zone.visited} services visited for ${name}`);
+    if (transport === 'udp') assert.ok(r.bytes.length <= 1232);
+  }
+  const one = await query(s.server, { name: 's7.*.svc.cluster.local', type: 'A' });
+  assert.equal(one.packet.answers?.length, 20, 'one per namespace');
+});
+
+test('with --wildcards, a wildcard over one namespace stays cached across changes elsewhere', async (t) => {
+  const s = await startStack({ resolve: { wildcards: true } });
+  t.after(s.stop);
+  bigZone(s.zone, 3, 5);
+  const ask = () => query(s.server, { name: '*.ns1.svc.cluster.local', type: 'A' });
+  assert.equal((await ask()).packet.answers?.length, 5);
+  const hits = s.handler.cache.hits;
+  // churn in other namespaces
+  for (let i = 0; i < 10; i++) s.zone.setService(clusterIP('ns2', `churn${i}`, [`10.2.9.${i}`]));
+  s.zone.deleteService('ns0', 's0');
+  assert.equal((await ask()).packet.answers?.length, 5);
+  assert.equal(s.handler.cache.hits, hits + 1, 'served from the cache');
+  // a change in the namespace itself is seen at once
+  s.zone.setService(clusterIP('ns1', 'new', ['10.1.9.9']));
+  assert.equal((await ask()).packet.answers?.length, 6);
+  assert.equal(s.handler.cache.hits, hits + 1, 'rebuilt, not served stale');
+  // and `<svc>.*` follows services of its name only
+  const byName = () => query(s.server, { name: 's3.*.svc.cluster.local', type: 'A' });
+  assert.equal((await byName()).packet.answers?.length, 3);
+  s.zone.setService(clusterIP('ns2', 'other', ['10.2.8.8']));
+  const h2 = s.handler.cache.hits;
+  assert.equal((await byName()).packet.answers?.length, 3);
+  assert.equal(s.handler.cache.hits, h2 + 1);
+  s.zone.setService(clusterIP('ns9', 's3', ['10.9.3.3']));
+  assert.equal((await byName()).packet.answers?.length, 4);
+});
