@@ -32,8 +32,14 @@ const BIN = (pkg) => join(root, 'packages', pkg, 'bin', `${pkg}.js`);
 const docs = yaml.loadAll(await readFile(join(root, 'manifests/kube-dns.yaml'), 'utf8'));
 const pod = docs.find((d) => d?.kind === 'Deployment' && d.metadata.name === 'kube-dns').spec.template.spec;
 const container = (name) => pod.containers.find((c) => c.name === name);
+/** What the downward API would give the pod (the env entries with valueFrom). */
+const DOWNWARD = { 'metadata.name': 'kube-dns-footprint', 'metadata.namespace': 'kube-system', 'metadata.uid': '00000000-0000-4000-8000-000000000000', 'spec.nodeName': 'bench' };
 /** The container's env as the kubelet sets it, on top of ours (PATH etc.). */
-const envOf = (name, overrides = {}) => ({ ...process.env, ...Object.fromEntries((container(name).env ?? []).map((e) => [e.name, e.value])), ...overrides });
+const envOf = (name, overrides = {}) => ({
+  ...process.env,
+  ...Object.fromEntries((container(name).env ?? []).map((e) => [e.name, e.value ?? DOWNWARD[e.valueFrom?.fieldRef?.fieldPath] ?? ''])),
+  ...overrides,
+});
 const limitMb = (name) => {
   const q = container(name).resources?.limits?.memory;
   return q ? Number(/^(\d+)Mi$/.exec(q)?.[1]) : undefined;

@@ -1,129 +1,446 @@
 #!/usr/bin/env node
-// Benchmarks (DESIGN.md §5): dnsperf against kube-dns (response cache on and off), against a
-// minimal Node UDP responder (the ceiling of a Node process here), and against dnsmasq in front
-// of kube-dns; then scripts/bench-footprint.mjs (memory). Everything on loopback.
-//   node scripts/bench.mjs [--quick]        (--quick: shorter runs)
-// Results: printed, and written to bench/results/latest.json.
-import { execFile, spawn } from 'node:child_process';
-import { mkdir, writeFile } from 'node:fs/promises';
+// Benchmarks: dnsperf against kube-dns started as the manifest runs it (packages/kube-dns/bin, the
+// manifest's arguments on loopback ports, 2,000 services in the testkit's fake API server), every
+// figure next to a ceiling measured in the same run: a minimal Node UDP responder that parses the
+// question and answers one fixed A record. What each line measures, and why: docs/benchmarks.md.
+//   node scripts/bench.mjs [--quick]     (--quick: short runs for development; goals still printed)
+// Results: printed, written to bench/results/latest.json (section "dns"; other scripts add theirs)
+// and drawn in bench/results/latest.svg.
+import { spawn } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
+import { createInterface } from 'node:readline';
 import { query } from '@kube-dns/dns-client';
-import { clusterIPService, dnsmasqPath, endpointSlice, freePort, headlessService, startFakeApiServer } from '@kube-dns/testkit';
+import { dnsmasqPath, freePort, startFakeApiServer, startTestDnsServer } from '@kube-dns/testkit';
+import { startAbuse } from './bench-abuse.mjs';
+import { LATEST, RESULTS_DIR, writeSection } from './bench-results.mjs';
+import { drawSvg } from './bench-svg.mjs';
+import { churnOne, externalFile, mixFile, nxdomainFile, repeatedFile, seedCluster, SERVICES } from './bench-workloads.mjs';
 
-const run = promisify(execFile);
 const root = new URL('..', import.meta.url).pathname;
 const quick = process.argv.includes('--quick');
-const SECONDS = quick ? 4 : 10;
-const results = { date: new Date().toISOString(), node: process.version, cpus: (await import('node:os')).cpus().length, runs: [] };
-const say = (s) => process.stdout.write(`${s}\n`);
+// Seconds per run. The full bench takes about 10 minutes on 2 cores; --quick about 2.
+const T = quick
+  ? { warm: 2, tput: 3, rounds: 1, fixed: 10, abuse: 8, pod: 3 }
+  : { warm: 3, tput: 8, rounds: 2, fixed: 60, abuse: 30, pod: 8 };
+const say = (s = '') => process.stdout.write(`${s}\n`);
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-function seed(api, n, headlessEvery = 10) {
-  for (let i = 0; i < n; i++) {
-    const ns = `ns${i % 50}`;
-    if (i % headlessEvery === 0) {
-      api.upsert('services', headlessService(ns, `svc${i}`, [{ name: 'http', port: 80 }]));
-      api.upsert('endpointslices', endpointSlice(ns, `svc${i}`, `svc${i}-x`, 'IPv4', [0, 1, 2].map((k) => ({ ip: `10.${128 + (i >> 16)}.${(i >> 8) & 255}.${(i & 255)}`.replace(/\.(\d+)$/, `.${((i & 63) << 2) + k}`) })), [{ name: 'http', port: 8080 }]));
-    } else {
-      api.upsert('services', clusterIPService(ns, `svc${i}`, [`10.${96 + (i >> 16)}.${(i >> 8) & 255}.${i & 255}`], [{ name: 'http', port: 80 }]));
-    }
-  }
+// ---------------------------------------------------------------------------------------------
+// Processes. Each child leads its own process group (dnsmasq under the nanny included), so one
+// kill reaches everything it started; whatever is left when the bench exits, however it exits,
+// is killed by group id.
+const children = new Set();
+
+function start(cmd, args, opts = {}) {
+  const p = spawn(cmd, args, { detached: true, stdio: ['ignore', opts.stdout ?? 'ignore', 'pipe'], env: { ...process.env, ...opts.env } });
+  children.add(p);
+  p.tail = '';
+  p.stderr.on('data', (d) => (p.tail = (p.tail + d).slice(-4000)));
+  p.on('exit', () => children.delete(p));
+  p.on('error', (e) => (p.tail += `\n${e.message}`));
+  return p;
 }
 
-async function startKubeDns(api, extra = []) {
-  const [port, healthz] = [await freePort(), await freePort()];
-  const p = spawn(process.execPath, [join(root, 'packages/kube-dns/bin/kube-dns.js'), '--dns-bind-address=127.0.0.1', `--dns-port=${port}`, '--healthz-bind-address=127.0.0.1', `--healthz-port=${healthz}`, `--kubecfg-file=${api.kubeconfigPath}`, '--nameservers=127.0.0.1:9', '--v=0', ...extra], { stdio: ['ignore', 'ignore', 'pipe'] });
-  let err = '';
-  p.stderr.on('data', (d) => (err = (err + d).slice(-4000)));
+async function stop(p, graceMs = 2000) {
+  if (!p || p.exitCode !== null || p.signalCode !== null) return;
+  const exited = new Promise((r) => p.once('exit', r));
+  try { process.kill(-p.pid, 'SIGTERM'); } catch { /* already gone */ }
+  if (await Promise.race([exited.then(() => true), sleep(graceMs).then(() => false)])) return;
+  try { process.kill(-p.pid, 'SIGKILL'); } catch { /* already gone */ }
+  await exited;
+}
+
+function killAllNow() {
+  for (const p of children) try { process.kill(-p.pid, 'SIGKILL'); } catch { /* already gone */ }
+}
+process.on('exit', killAllNow);
+for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => { killAllNow(); process.exit(130); });
+
+// ---------------------------------------------------------------------------------------------
+// The manifest's container arguments, read from manifests/kube-dns.yaml so the bench follows it.
+async function manifestArgs() {
+  const lines = (await readFile(join(root, 'manifests', 'kube-dns.yaml'), 'utf8')).split('\n');
+  const container = (name) => {
+    const at = lines.findIndex((l) => new RegExp(`^\\s*- name: ${name}\\s*$`).test(l));
+    const argsAt = lines.findIndex((l, i) => i > at && /^\s*args:\s*$/.test(l));
+    if (at < 0 || argsAt < 0) throw new Error(`manifests/kube-dns.yaml: no args for container ${name}`);
+    const args = [];
+    for (const l of lines.slice(argsAt + 1)) {
+      if (/^\s*#/.test(l)) continue;
+      const m = /^\s*- (.*)$/.exec(l);
+      if (!m) break;
+      args.push(m[1].trim().replace(/^"(.*)"$/, '$1'));
+    }
+    return args;
+  };
+  const dnsmasq = container('dnsmasq');
+  const dd = dnsmasq.indexOf('--');
+  return { kubedns: container('kubedns'), nanny: dnsmasq.slice(0, dd), dnsmasq: dnsmasq.slice(dd + 1), sidecar: container('sidecar') };
+}
+
+const KUBE_DNS_BIN = join(root, 'packages', 'kube-dns', 'bin', 'kube-dns.js');
+
+/** kube-dns with the manifest's arguments, ports moved to free loopback ones; waits for readiness. */
+async function startKubeDns(m, api, configDir, extra = []) {
+  const [port, healthz, metrics] = [await freePort(), await freePort(), await freePort()];
+  const args = m.kubedns.map((a) => a.replace(/^--dns-port=.*/, `--dns-port=${port}`).replace(/^--config-dir=.*/, `--config-dir=${configDir}`));
+  args.push('--dns-bind-address=127.0.0.1', '--healthz-bind-address=127.0.0.1', `--healthz-port=${healthz}`, `--kubecfg-file=${api.kubeconfigPath}`, ...extra);
+  const p = start(process.execPath, [KUBE_DNS_BIN, ...args], { env: { PROMETHEUS_PORT: String(metrics) } });
   const t0 = Date.now();
   for (;;) {
-    const ok = await fetch(`http://127.0.0.1:${healthz}/readiness`).then((r) => r.status === 200, () => false);
-    if (ok) break;
-    if (p.exitCode !== null || Date.now() - t0 > 300_000) throw new Error(`kube-dns did not become ready: ${err}`);
-    await new Promise((r) => setTimeout(r, 100));
+    if (await fetch(`http://127.0.0.1:${healthz}/readiness`).then((r) => r.status === 200, () => false)) break;
+    if (p.exitCode !== null || Date.now() - t0 > 120_000) throw new Error(`kube-dns did not become ready: ${p.tail}`);
+    await sleep(100);
   }
-  return { p, port, healthz, syncMs: Date.now() - t0, stop: () => new Promise((r) => { p.once('exit', r); p.kill('SIGTERM'); }) };
+  return { p, port, healthz, metrics, syncMs: Date.now() - t0 };
 }
 
-async function dnsperf(label, port, file, opts = {}) {
-  const args = ['-s', '127.0.0.1', '-p', String(port), '-d', file, '-l', String(opts.seconds ?? SECONDS), '-c', '8', '-q', String(opts.outstanding ?? 500)];
-  if (opts.qps) args.push('-Q', String(opts.qps), '-v');
-  const { stdout } = await run('dnsperf', args, { maxBuffer: 1 << 30 });
-  const qps = Number(/Queries per second:\s+([\d.]+)/.exec(stdout)?.[1]);
-  const lost = /Queries lost:\s+(\d+)/.exec(stdout)?.[1];
-  const avg = Number(/Average Latency \(s\):\s+([\d.]+)/.exec(stdout)?.[1]) * 1000;
-  const r = { label, qps: Math.round(qps), avgMs: +avg.toFixed(3), lost: Number(lost) };
-  if (opts.qps) {
-    const lat = [...stdout.matchAll(/^> \S+ .* ([\d.]+)$/gm)].map((m) => Number(m[1]) * 1000).sort((a, b) => a - b);
-    const pct = (p) => +lat[Math.min(lat.length - 1, Math.floor((p / 100) * lat.length))].toFixed(3);
-    Object.assign(r, { offeredQps: opts.qps, samples: lat.length, p50Ms: pct(50), p99Ms: pct(99), p999Ms: pct(99.9) });
+async function kubeDnsHelp() {
+  const p = start(process.execPath, [KUBE_DNS_BIN, '--help'], { stdout: 'pipe' });
+  let out = '';
+  p.stdout.on('data', (d) => (out += d));
+  await new Promise((r) => p.once('exit', r));
+  return out + p.tail;
+}
+
+// The ceiling: the least a Node UDP server can do per query, parse the question and answer it.
+const CEILING = `
+const s = require('node:dgram').createSocket({ type: 'udp4', recvBufferSize: 4 * 1024 * 1024 }); // as kube-dns's
+s.on('message', (m, r) => {
+  if (m.length < 12) return;
+  let o = 12;
+  while (o < m.length && m[o] !== 0) o += m[o] + 1;
+  o += 5; // root label, type, class
+  if (o > m.length) return;
+  const b = Buffer.allocUnsafe(o + 16);
+  m.copy(b, 0, 0, o);
+  b[2] = 0x84 | (m[2] & 1); b[3] = 0x80;                     // QR AA RD, RA
+  b.writeUInt16BE(1, 4); b.writeUInt32BE(0x00010000, 6); b.writeUInt16BE(0, 10);
+  b.writeUInt32BE(0xc00c0001, o); b.writeUInt32BE(0x00010000, o + 4);  // name ptr, A, IN, TTL
+  b.writeUInt32BE(0x001e0004, o + 8); b.writeUInt32BE(0x0a000001, o + 12); // TTL 30, 10.0.0.1
+  s.send(b, r.port, r.address);
+});
+s.bind(Number(process.argv[1]), '127.0.0.1', () => process.stderr.write('ready'));`;
+
+async function startCeiling() {
+  const port = await freePort();
+  const p = start(process.execPath, ['-e', CEILING, String(port)]);
+  await waitAnswer(port, 'ceiling.test', 'A');
+  return { p, port };
+}
+
+async function waitAnswer(port, name, type, ms = 20_000) {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const ok = await query({ host: '127.0.0.1', port }, { name, type, timeoutMs: 300 }).then((r) => (r.packet.answers ?? []).length > 0, () => false);
+    if (ok) return;
+    if (Date.now() > deadline) throw new Error(`no answer for ${name} ${type} on 127.0.0.1:${port} within ${ms} ms`);
+    await sleep(100);
   }
-  results.runs.push(r);
-  say(`  ${label.padEnd(58)} ${String(r.qps).padStart(7)} qps  avg ${r.avgMs} ms  lost ${r.lost}${r.p99Ms !== undefined ? `  p50 ${r.p50Ms} ms  p99 ${r.p99Ms} ms  p99.9 ${r.p999Ms} ms (at ${r.offeredQps} qps offered)` : ''}`);
+}
+
+/** The pod: kube-dns (already running), the nanny running dnsmasq with the manifest's arguments, the sidecar. */
+async function startPod(m, kd, configDir, work) {
+  const [dns, sidecarPort] = [await freePort(), await freePort()];
+  const nanny = m.nanny
+    .map((a) => a.replace(/^(-{1,2}configDir=).*/, `$1${configDir}`).replace(/^(-{1,2}stateDir=).*/, `$1${join(work, 'nanny')}`))
+    .concat([`-kubednsServer=127.0.0.1:${kd.port}`, `-dnsmasqExec=${dnsmasqPath()}`]);
+  const dm = m.dnsmasq.map((a) => a.replace(/#10053$/, `#${kd.port}`)).concat(loopbackDnsmasq(dns));
+  const pn = start(process.execPath, [join(root, 'packages', 'dnsmasq-nanny', 'bin', 'dnsmasq-nanny.js'), ...nanny, '--', ...dm]);
+  const sc = m.sidecar
+    .map((a) => a.replace('127.0.0.1:10053', `127.0.0.1:${kd.port}`).replace('127.0.0.1:53,', `127.0.0.1:${dns},`))
+    .concat(['--dnsmasq-addr=127.0.0.1', `--dnsmasq-port=${dns}`, '--prometheus-addr=127.0.0.1', `--prometheus-port=${sidecarPort}`]);
+  const ps = start(process.execPath, [join(root, 'packages', 'sidecar', 'bin', 'sidecar.js'), ...sc]);
+  await waitAnswer(dns, 'www.site0.example.org', 'A').catch((e) => { throw new Error(`${e.message}\nnanny: ${pn.tail}`); });
+  await waitAnswer(dns, 'svc1.ns1.svc.cluster.local', 'A');
+  return { port: dns, procs: [ps, pn] };
+}
+
+/** dnsmasq alone with the same cache settings, forwarding everything to the stand-in upstream. */
+async function startBareDnsmasq(m, upstreamPort) {
+  const port = await freePort();
+  const args = m.dnsmasq.filter((a) => !/^--server=/.test(a) && a !== '--dns-loop-detect').concat(loopbackDnsmasq(port), ['--no-resolv', `--server=127.0.0.1#${upstreamPort}`]);
+  const p = start(dnsmasqPath(), args);
+  await waitAnswer(port, 'www.site0.example.org', 'A').catch((e) => { throw new Error(`${e.message}\ndnsmasq: ${p.tail}`); });
+  return { port, p };
+}
+
+function loopbackDnsmasq(port) {
+  return [`--port=${port}`, '--listen-address=127.0.0.1', '--bind-interfaces', '--no-hosts', '--conf-file=/dev/null', '--pid-file=', ...(process.getuid?.() === 0 ? ['--user=root'] : [])];
+}
+
+// ---------------------------------------------------------------------------------------------
+// dnsperf. Throughput: 8 clients, 500 queries outstanding. Fixed rate (-Q): up to 5,000
+// outstanding so a stall of the server does not hold back the sender (the queries a stall delays
+// are measured, not skipped), and -v: one line per query with its latency, from which the
+// percentiles are computed (dnsperf 2.10 has no latency histogram of its own); a query that timed
+// out (the "T" lines) counts as the timeout.
+const TIMEOUT_S = 5;
+
+async function dnsperf(port, file, opts = {}) {
+  const args = ['-s', '127.0.0.1', '-p', String(port), '-d', file, '-l', String(opts.seconds), '-t', String(TIMEOUT_S)];
+  if (opts.tcp) args.push('-m', 'tcp', '-c', '100', '-q', '1000');
+  else if (opts.qps) args.push('-c', '8', '-q', '5000', '-Q', String(opts.qps), '-v');
+  else args.push('-c', '8', '-q', '500');
+  const p = start('dnsperf', args, { stdout: 'pipe' });
+  let lat = new Float64Array(opts.qps ? Math.ceil(opts.qps * opts.seconds * 1.1) + 1024 : 0);
+  let n = 0;
+  let timeouts = 0;
+  let summary = '';
+  for await (const line of createInterface({ input: p.stdout })) {
+    if (line.startsWith('> ')) {
+      const sp = line.lastIndexOf(' ');
+      const v = line.startsWith('> T ') ? TIMEOUT_S : Number(line.slice(sp + 1));
+      if (line.startsWith('> T ')) timeouts++;
+      if (n === lat.length) { const b = new Float64Array(lat.length * 2); b.set(lat); lat = b; }
+      lat[n++] = v * 1000;
+    } else summary += `${line}\n`;
+  }
+  const code = await new Promise((r) => (p.exitCode !== null ? r(p.exitCode) : p.once('exit', (c) => r(c))));
+  const num = (re) => Number(re.exec(summary)?.[1]);
+  const qps = num(/Queries per second:\s+([\d.]+)/);
+  if (code !== 0 || !Number.isFinite(qps)) throw new Error(`dnsperf ${args.join(' ')} failed (${code}): ${p.tail || summary.slice(-500)}`);
+  const r = { qps: Math.round(qps), sent: num(/Queries sent:\s+(\d+)/), lost: num(/Queries lost:\s+(\d+)/), avgMs: +(num(/Average Latency \(s\):\s+([\d.]+)/) * 1000).toFixed(3) };
+  if (opts.qps) {
+    const sorted = lat.subarray(0, n).sort();
+    const pct = (q) => +sorted[Math.max(0, Math.ceil(q * n) - 1)].toFixed(3);
+    Object.assign(r, { offeredQps: opts.qps, seconds: opts.seconds, samples: n, timeouts, p50Ms: pct(0.5), p99Ms: pct(0.99), p999Ms: pct(0.999), maxMs: pct(1) });
+  }
   return r;
 }
 
+// ---------------------------------------------------------------------------------------------
+// kube-dns's event-loop delay, from its metrics on PROMETHEUS_PORT (added by the hot-path work).
+// The gauge is the max since the previous scrape, so the bench scrapes every 5 s during the run
+// and keeps the largest; the histogram gives how many samples were over 5 ms.
+async function scrapeLoop(port) {
+  const get = () => fetch(`http://127.0.0.1:${port}/metrics`).then((r) => r.text(), () => '');
+  const parse = (text) => {
+    const g = /^kubedns_event_loop_delay_max_seconds(?:\{[^}]*\})? (\S+)/m.exec(text);
+    const le5 = /^kubedns_event_loop_delay_seconds_bucket\{le="0\.005"\} (\S+)/m.exec(text);
+    const count = /^kubedns_event_loop_delay_seconds_count(?:\{[^}]*\})? (\S+)/m.exec(text);
+    return { max: g ? Number(g[1]) : undefined, le5: le5 ? Number(le5[1]) : undefined, count: count ? Number(count[1]) : undefined };
+  };
+  const first = parse(await get()); // resets the gauge: start-up and earlier runs do not count
+  let max;
+  let last = first;
+  let stopped = false;
+  const loop = (async () => {
+    while (!stopped) {
+      await sleep(5000);
+      const s = parse(await get());
+      if (s.max !== undefined) max = Math.max(max ?? 0, s.max);
+      if (s.count !== undefined) last = s;
+    }
+  })();
+  return async () => {
+    stopped = true;
+    await loop;
+    const s = parse(await get());
+    if (s.max !== undefined) max = Math.max(max ?? 0, s.max);
+    if (s.count !== undefined) last = s;
+    if (max === undefined && first.count === undefined) return { exported: false };
+    const over = last.count !== undefined && first.count !== undefined && last.le5 !== undefined && first.le5 !== undefined
+      ? (last.count - last.le5) - (first.count - first.le5) : undefined;
+    return { exported: true, maxMs: max === undefined ? undefined : +(max * 1000).toFixed(2), samplesOver5ms: over, samples: last.count !== undefined && first.count !== undefined ? last.count - first.count : undefined };
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+/** A latency figure that hits the timeout says so: the ratio is then a floor, not the truth. */
+const lostNote = (r) => (r.timeouts ? `; ${((100 * r.timeouts) / r.samples).toFixed(1)}% of the queries timed out after ${TIMEOUT_S} s` : '');
+const fmt = (n) => (n === undefined || Number.isNaN(n) ? 'n/a' : Math.round(n).toLocaleString('en-US'));
+const ratio = (a, b) => +(a / b).toFixed(2);
+function line(label, r) {
+  const lat = r.p99Ms !== undefined ? `  p50 ${r.p50Ms}  p99 ${r.p99Ms}  p99.9 ${r.p999Ms} ms  (${fmt(r.samples)} samples, ${r.timeouts} timeouts)` : `  avg ${r.avgMs} ms`;
+  say(`  ${label.padEnd(46)} ${fmt(r.qps).padStart(8)} qps  lost ${r.lost}${lat}`);
+}
+
+async function gitInfo() {
+  const git = (...a) => new Promise((res) => {
+    const p = spawn('git', a, { cwd: root, stdio: ['ignore', 'pipe', 'ignore'] });
+    let o = '';
+    p.stdout.on('data', (d) => (o += d));
+    p.on('exit', () => res(o.trim()));
+    p.on('error', () => res(''));
+  });
+  return { branch: await git('rev-parse', '--abbrev-ref', 'HEAD'), commit: await git('rev-parse', '--short', 'HEAD'), dirty: (await git('status', '--porcelain', '--untracked-files=no')) !== '' };
+}
+
 async function main() {
-  await run('dnsperf', ['-h']).catch((e) => { if (e.code === 'ENOENT') throw new Error('dnsperf is missing: scripts/bench.sh installs it (Debian package dnsperf)'); });
-  const dir = join(root, 'bench', 'results');
-  await mkdir(dir, { recursive: true });
+  await new Promise((res, rej) => {
+    const p = spawn('dnsperf', ['-h'], { stdio: 'ignore' });
+    p.on('error', (e) => rej(e.code === 'ENOENT' ? new Error('dnsperf is missing: scripts/bench.sh installs it (Debian package dnsperf)') : e));
+    p.on('exit', res);
+  });
+  const t0 = Date.now();
+  const out = {
+    date: new Date().toISOString(),
+    command: `node scripts/bench.mjs${quick ? ' --quick' : ''}`,
+    quick,
+    machine: { node: process.version, cpus: cpus().length, loadavgAtStart: loadavg().map((x) => +x.toFixed(2)) },
+    code: await gitInfo(),
+    setup: { services: SERVICES, namespaces: 20, seconds: T },
+  };
+  const m = await manifestArgs();
+  const work = await mkdtemp(join(tmpdir(), 'kube-dns-bench-'));
+  const cleanup = [];
+  try {
+    const api = await startFakeApiServer({ historySize: 20_000 });
+    cleanup.push(() => api.close());
+    const cluster = seedCluster(api);
+    const upstream = await startTestDnsServer({ answerIp: '192.0.2.1' });
+    cleanup.push(() => upstream.close());
+    const configDir = join(work, 'config');
+    await rm(configDir, { recursive: true, force: true });
+    await import('node:fs/promises').then((fs) => fs.mkdir(configDir));
+    await writeFile(join(configDir, 'upstreamNameservers'), JSON.stringify([`127.0.0.1:${upstream.port}`]));
 
-  // --- throughput and latency on 1,000 services, mixed questions
-  say('throughput (dnsperf, 8 clients, loopback, 2 cores shared by client and server):');
-  const api = await startFakeApiServer({ historySize: 200_000 });
-  seed(api, 1000);
-  const names = [];
-  for (let i = 0; i < 1000; i++) {
-    const n = `svc${i}.ns${i % 50}.svc.cluster.local`;
-    names.push(`${n} A`, `${n} A`, `${n} A`, `${n} AAAA`, `_http._tcp.${n} SRV`, `nosuch${i}.ns${i % 50}.svc.cluster.local A`);
-    if (i % 10 !== 0) names.push(`${i & 255}.${(i >> 8) & 255}.96.10.in-addr.arpa PTR`);
+    let salt = 0;
+    const files = {
+      repeated: () => repeatedFile(cluster, join(work, 'repeated.txt')),
+      mix: () => mixFile(cluster, join(work, `mix-${++salt}.txt`), salt),
+      nxdomain: () => nxdomainFile(join(work, `nx-${++salt}.txt`), salt),
+    };
+    const ceiling = await startCeiling();
+    cleanup.push(() => stop(ceiling.p));
+    const kd = await startKubeDns(m, api, configDir);
+    cleanup.push(() => stop(kd.p));
+    say(`kube-dns ready after ${kd.syncMs} ms (${SERVICES} services); ${quick ? 'quick run' : 'full run'}, load average ${out.machine.loadavgAtStart.join(' ')}`);
+    await dnsperf(kd.port, await files.mix(), { seconds: T.warm }); // warm-up: JIT, caches
+    await dnsperf(ceiling.port, await files.repeated(), { seconds: 1 });
+
+    // --- throughput: ceiling and kube-dns alternate on the same kind of file; best of the rounds
+    say('\nthroughput (dnsperf on loopback, sharing the 2 cores with the server):');
+    const samples = { repeated: { ceiling: [], kubedns: [] }, mix: { ceiling: [], kubedns: [] }, nxdomain: { ceiling: [], kubedns: [] }, tcp: { kubedns: [] } };
+    for (let round = 0; round < T.rounds; round++) {
+      for (const w of ['repeated', 'mix', 'nxdomain']) {
+        const c = await dnsperf(ceiling.port, await files[w](), { seconds: T.tput });
+        line(`ceiling   ${w}`, c);
+        const k = await dnsperf(kd.port, await files[w](), { seconds: T.tput });
+        line(`kube-dns  ${w}`, k);
+        samples[w].ceiling.push(c);
+        samples[w].kubedns.push(k);
+      }
+      const t = await dnsperf(kd.port, await files.mix(), { seconds: T.tput, tcp: true });
+      line('kube-dns  mix over TCP (100 connections)', t);
+      samples.tcp.kubedns.push(t);
+    }
+    const best = (a) => a.reduce((x, y) => (y.qps > x.qps ? y : x));
+    const workloads = ['repeated', 'mix', 'nxdomain'].map((w) => {
+      const c = best(samples[w].ceiling);
+      const k = best(samples[w].kubedns);
+      const roundRatios = samples[w].kubedns.map((x, i) => ratio(x.qps, samples[w].ceiling[i].qps));
+      return { name: w, kubednsQps: k.qps, ceilingQps: c.qps, ratio: ratio(k.qps, c.qps), roundRatios, lost: k.lost, runs: samples[w] };
+    });
+    if (T.rounds > 1) for (const x of workloads) say(`  ${x.name}: best ${x.ratio}x the ceiling; round by round ${x.roundRatios.map((r) => `${r}x`).join(', ')}`);
+    const mixBest = workloads.find((w) => w.name === 'mix');
+    const tcpBest = best(samples.tcp.kubedns);
+    out.workloads = workloads;
+    out.tcp = { connections: 100, outstanding: 1000, qps: tcpBest.qps, udpQps: mixBest.kubednsQps, ratioToUdp: ratio(tcpBest.qps, mixBest.kubednsQps), runs: samples.tcp.kubedns };
+
+    // --- latency at a fixed rate: half of kube-dns's own maximum on the mix
+    const rate = Math.round(mixBest.kubednsQps / 2);
+    say(`\nlatency on the mix at a fixed ${fmt(rate)} qps (half kube-dns's maximum), ${T.fixed} s each:`);
+    const stopScrape = await scrapeLoop(kd.metrics);
+    const kLat = await dnsperf(kd.port, await files.mix(), { seconds: T.fixed, qps: rate });
+    const eventLoop = await stopScrape();
+    line('kube-dns', kLat);
+    const cLat = await dnsperf(ceiling.port, await files.mix(), { seconds: T.fixed, qps: rate });
+    line('ceiling', cLat);
+    out.latency = { rate, seconds: T.fixed, kubedns: kLat, ceiling: cLat };
+    out.eventLoop = { seconds: T.fixed, ...eventLoop };
+    say(eventLoop.exported
+      ? `  event-loop delay during that run: max ${eventLoop.maxMs} ms, ${eventLoop.samplesOver5ms ?? 'n/a'} samples over 5 ms`
+      : '  event-loop delay: not exported (kubedns_event_loop_delay_max_seconds is not on PROMETHEUS_PORT in this build)');
+
+    // --- abuse mix (issue 9): normal clients at the same rate, without and with one abusive client
+    const wildcardsFlag = /--wildcards\b/.test(await kubeDnsHelp());
+    say(`\nabuse mix: the mix at ${fmt(rate)} qps with one service changing every 0.2 s, without and with a client sending wildcard and oversize queries at 100 qps (${wildcardsFlag ? 'kube-dns run with --wildcards' : 'this build has no --wildcards flag: wildcards are answered by default'}):`);
+    const kda = await startKubeDns(m, api, configDir, wildcardsFlag ? ['--wildcards'] : []);
+    cleanup.push(() => stop(kda.p));
+    await dnsperf(kda.port, await files.mix(), { seconds: T.warm });
+    let k = 0;
+    const churn = setInterval(() => churnOne(api, k++), 200);
+    let base, abused, abuseStats;
+    try {
+      base = await dnsperf(kda.port, await files.mix(), { seconds: T.abuse, qps: rate });
+      line('normal clients alone', base);
+      const abuse = await startAbuse(kda.port, 100);
+      try {
+        abused = await dnsperf(kda.port, await files.mix(), { seconds: T.abuse, qps: rate });
+      } finally {
+        abuseStats = await abuse.stop();
+      }
+      line('normal clients with the abuser', abused);
+      say(`  abuser: ${abuseStats.udpSent} UDP and ${abuseStats.tcpSent} TCP queries, ${abuseStats.udpReplies} + ${abuseStats.tcpReplies} replies, ${abuseStats.truncated} truncated, largest UDP ${abuseStats.maxUdpBytes} B, TCP ${abuseStats.maxTcpBytes} B, TCP connections lost ${abuseStats.tcpErrors}`);
+    } finally {
+      clearInterval(churn);
+    }
+    await stop(kda.p);
+    out.abuse = { rate, seconds: T.abuse, wildcardsFlag, churnEveryMs: 200, without: base, with: abused, abuser: abuseStats };
+
+    // --- the pod: dnsmasq in front (nanny, sidecar, the manifest's arguments) vs a bare dnsmasq
+    say('\nthe pod: repeated external names answered from dnsmasq\'s cache:');
+    const pod = await startPod(m, kd, configDir, work);
+    cleanup.push(() => Promise.all(pod.procs.map((p) => stop(p, 4000))));
+    const bare = await startBareDnsmasq(m, upstream.port);
+    cleanup.push(() => stop(bare.p));
+    const ext = await externalFile(join(work, 'external.txt'));
+    await dnsperf(pod.port, ext, { seconds: 1 });
+    await dnsperf(bare.port, ext, { seconds: 1 });
+    const podRuns = { pod: [], bare: [] };
+    for (let round = 0; round < T.rounds; round++) {
+      const b = await dnsperf(bare.port, ext, { seconds: T.pod });
+      line('bare dnsmasq (same cache settings)', b);
+      const p = await dnsperf(pod.port, ext, { seconds: T.pod });
+      line('the pod\'s dnsmasq (nanny, kube-dns, sidecar)', p);
+      podRuns.bare.push(b);
+      podRuns.pod.push(p);
+    }
+    if (T.rounds > 1) say(`  round by round ${podRuns.pod.map((x, i) => `${ratio(x.qps, podRuns.bare[i].qps)}x`).join(', ')}`);
+    out.pod = { podQps: best(podRuns.pod).qps, bareQps: best(podRuns.bare).qps, ratio: ratio(best(podRuns.pod).qps, best(podRuns.bare).qps), runs: podRuns };
+
+    // --- goals
+    const w = Object.fromEntries(workloads.map((x) => [x.name, x]));
+    const goals = [
+      { goal: 'repeated names >= 0.9x the ceiling', value: w.repeated.ratio, limit: 0.9, met: w.repeated.ratio >= 0.9, detail: `${fmt(w.repeated.kubednsQps)} vs ${fmt(w.repeated.ceilingQps)} qps` },
+      { goal: 'realistic mix >= 0.75x the ceiling', value: w.mix.ratio, limit: 0.75, met: w.mix.ratio >= 0.75, detail: `${fmt(w.mix.kubednsQps)} vs ${fmt(w.mix.ceilingQps)} qps` },
+      { goal: 'TCP (100 connections) >= 0.8x UDP on the mix', value: out.tcp.ratioToUdp, limit: 0.8, met: out.tcp.ratioToUdp >= 0.8, detail: `${fmt(out.tcp.qps)} vs ${fmt(out.tcp.udpQps)} qps` },
+      { goal: 'pod (dnsmasq in front) >= 95% of a bare dnsmasq', value: out.pod.ratio, limit: 0.95, met: out.pod.ratio >= 0.95, detail: `${fmt(out.pod.podQps)} vs ${fmt(out.pod.bareQps)} qps` },
+      { goal: `p99 at ${fmt(rate)} qps <= 1.5x the ceiling's`, value: ratio(kLat.p99Ms, cLat.p99Ms), limit: 1.5, met: kLat.p99Ms <= 1.5 * cLat.p99Ms, detail: `${kLat.p99Ms} vs ${cLat.p99Ms} ms${lostNote(kLat)}` },
+      { goal: `p99.9 at ${fmt(rate)} qps <= 2x the ceiling's`, value: ratio(kLat.p999Ms, cLat.p999Ms), limit: 2, met: kLat.p999Ms <= 2 * cLat.p999Ms, detail: `${kLat.p999Ms} vs ${cLat.p999Ms} ms${lostNote(kLat)}` },
+      eventLoop.exported && eventLoop.maxMs !== undefined
+        ? { goal: `no event-loop stall over 5 ms (${T.fixed} s run)`, value: eventLoop.maxMs, unit: ' ms', limit: 5, met: eventLoop.maxMs < 5, detail: `max ${eventLoop.maxMs} ms` }
+        : { goal: `no event-loop stall over 5 ms (${T.fixed} s run)`, met: null, detail: 'not exported by this build' },
+      { goal: 'abuse: p99 of normal clients <= 2x without the abuser', value: ratio(abused.p99Ms, base.p99Ms), limit: 2, met: abused.p99Ms <= 2 * base.p99Ms, detail: `${abused.p99Ms} vs ${base.p99Ms} ms${lostNote(abused)}${wildcardsFlag ? ', --wildcards' : ''}` },
+    ];
+    out.goals = goals;
+    say('\ngoals:');
+    for (const g of goals) say(`  ${g.met === null ? 'n/a    ' : g.met ? 'met    ' : 'NOT met'}  ${g.goal.padEnd(52)} ${g.value !== undefined ? `${g.value}${g.unit ?? 'x'}  ` : ''}(${g.detail})`);
+    say(`  for comparison: unique NXDOMAIN names ${w.nxdomain.ratio}x the ceiling (${fmt(w.nxdomain.kubednsQps)} vs ${fmt(w.nxdomain.ceilingQps)} qps), no goal of its own`);
+  } finally {
+    for (const f of cleanup.reverse()) await f().catch(() => {});
+    await rm(work, { recursive: true, force: true });
   }
-  const qfile = join(dir, 'queries.txt');
-  await writeFile(qfile, names.join('\n') + '\n');
-  const kd = await startKubeDns(api);
-  const max = await dnsperf('kube-dns, response cache on (hits)', kd.port, qfile);
-  const latencyQps = Math.round(max.qps / 2);
-  await dnsperf('kube-dns, latency at 10k qps', kd.port, qfile, { qps: 10_000, seconds: quick ? 3 : 10 });
-  await dnsperf('kube-dns, latency at half the max rate', kd.port, qfile, { qps: latencyQps, seconds: quick ? 3 : 5 });
-  await kd.stop();
-  const nocache = await startKubeDns(api, ['--response-cache-entries=0']);
-  await dnsperf('kube-dns, response cache off (every query resolved)', nocache.port, qfile);
-  await nocache.stop();
+  out.machine.loadavgAtEnd = loadavg().map((x) => +x.toFixed(2));
+  out.elapsedSeconds = Math.round((Date.now() - t0) / 1000);
+  const all = await writeSection('dns', out);
+  await writeFile(join(RESULTS_DIR, 'latest.svg'), drawSvg(all));
+  say(`\nwritten: ${LATEST.slice(root.length)} and bench/results/latest.svg (${out.elapsedSeconds} s)`);
 
-  // the ceiling: a Node process that only copies the ID into a fixed reply
-  const ceilPort = await freePort();
-  const ceiling = spawn(process.execPath, ['-e', `
-    const s = require('node:dgram').createSocket('udp4');
-    const reply = Buffer.from('0000818000010001000000000376617200000100010376617200000100010000001e00040a000001', 'hex');
-    s.on('message', (m, r) => { const b = Buffer.from(reply); m.copy(b, 0, 0, 2); s.send(b, r.port, r.address); });
-    s.bind(${ceilPort}, '127.0.0.1');`], { stdio: 'ignore' });
-  await new Promise((r) => setTimeout(r, 300));
-  await dnsperf('ceiling: minimal Node UDP responder (no DNS work)', ceilPort, qfile);
-  // the same latency run against the ceiling: what the client and the machine add on their own
-  await dnsperf('ceiling, latency at 10k qps (calibration)', ceilPort, qfile, { qps: 10_000, seconds: quick ? 3 : 10 });
-  await dnsperf('ceiling, latency at half the max rate of kube-dns (calibration)', ceilPort, qfile, { qps: latencyQps, seconds: quick ? 3 : 5 });
-  ceiling.kill();
+  await memoryBench();
+}
 
-  // dnsmasq in front (the pod's data path), cache warm
-  const kd2 = await startKubeDns(api);
-  const dmPort = await freePort();
-  const dm = spawn(dnsmasqPath(), ['-k', `--port=${dmPort}`, '--listen-address=127.0.0.1', '--bind-interfaces', '--no-hosts', '--no-resolv', '--conf-file=/dev/null', '--user=root', '--pid-file=', '--cache-size=10000', '--log-facility=/dev/null', `--server=/cluster.local/127.0.0.1#${kd2.port}`, `--server=/in-addr.arpa/127.0.0.1#${kd2.port}`], { stdio: 'ignore' });
-  for (let i = 0; i < 50; i++) {
-    if (await query({ host: '127.0.0.1', port: dmPort }, { name: 'svc1.ns1.svc.cluster.local', type: 'A', timeoutMs: 200 }).then(() => true, () => false)) break;
-  }
-  await dnsperf('dnsmasq (cache 10000) in front of kube-dns', dmPort, qfile);
-  dm.kill();
-  await kd2.stop();
-  await api.close();
-
-  await writeFile(join(dir, 'latest.json'), JSON.stringify(results, null, 2));
-  say(`\nwritten: ${join('bench', 'results', 'latest.json')}`);
-
-  // --- memory: the pod's footprint has its own script and results file (bench/results/footprint.json)
+// Memory: the pod's footprint has its own script and results file (scripts/bench-footprint.mjs,
+// bench/results/footprint.json).
+async function memoryBench() {
   say('');
   const fp = spawn(process.execPath, [join(root, 'scripts', 'bench-footprint.mjs'), ...(quick ? ['--quick'] : [])], { stdio: 'inherit' });
   const code = await new Promise((r) => fp.once('exit', r));
   if (code !== 0) throw new Error(`scripts/bench-footprint.mjs exited with ${code}`);
 }
 
-main().then(() => process.exit(0), (e) => { console.error(`bench failed: ${e.message}`); process.exit(1); });
+main().then(() => process.exit(0), (e) => { console.error(`bench failed: ${e.stack ?? e.message}`); killAllNow(); process.exit(1); });

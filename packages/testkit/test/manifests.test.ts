@@ -200,6 +200,35 @@ test('every container runs as non-root 1001 on a read-only root, and dnsmasq can
   assert.ok(floor && Number(floor.value) <= 53, 'net.ipv4.ip_unprivileged_port_start <= 53');
 });
 
+/** Mebibytes of a memory quantity (Mi or Gi): the units the manifest uses. */
+function mebibytes(q: string): number {
+  const m = /^(\d+)(Mi|Gi)$/.exec(q);
+  assert.ok(m, `memory quantity ${q}: use Mi or Gi`);
+  return Number(m[1]) * (m[2] === 'Gi' ? 1024 : 1);
+}
+
+test('every Node.js container caps its V8 heap below its memory limit, and node accepts the flags', async () => {
+  for (const c of podSpec().containers as Obj[]) {
+    const limit = mebibytes(c.resources.limits.memory);
+    const request = mebibytes(c.resources.requests.memory);
+    assert.ok(request <= limit, `${c.name}: request ${request}Mi above limit ${limit}Mi`);
+    const opts = (c.env as Obj[] | undefined)?.find((e) => e.name === 'NODE_OPTIONS')?.value as string | undefined;
+    assert.ok(opts, `${c.name}: NODE_OPTIONS sets the V8 heap against the limit`);
+    const oldSpace = Number(/--max-old-space-size=(\d+)/.exec(opts)?.[1]);
+    const semi = Number(/--max-semi-space-size=(\d+)/.exec(opts)?.[1]);
+    assert.ok(oldSpace > 0 && semi > 0, `${c.name}: ${opts}`);
+    // what is not old space: node itself (~40 MB), both semi-spaces, buffers
+    assert.ok(oldSpace + 2 * semi + 40 <= limit, `${c.name}: ${opts} leaves too little of the ${limit}Mi limit for the rest of the process`);
+    // node refuses a NODE_OPTIONS it does not allow, and the container would not start
+    const r = await run(process.execPath, ['-e', 'process.stdout.write("ok")'], { env: { ...process.env, NODE_OPTIONS: opts } });
+    assert.equal(r.stdout, 'ok', `${c.name}: node runs with NODE_OPTIONS=${opts}`);
+  }
+  // kube-dns keeps V8's default young generation: a smaller one costs CPU on every query
+  const kd = String((container('kubedns').env as Obj[]).find((e) => e.name === 'NODE_OPTIONS')?.value);
+  assert.ok(Number(/--max-semi-space-size=(\d+)/.exec(kd)?.[1]) >= 8, 'kubedns: semi-space at least V8\'s default 8 MB');
+  assert.doesNotMatch(kd, /optimize-for-size|lite-mode|jitless/, 'kubedns: no flag that trades speed for memory');
+});
+
 test('the nanny accepts its arguments, and writes only to a writable volume', async () => {
   const { parseNannyOptions } = (await import(pathToFileURL(join(ROOT, 'packages/dnsmasq-nanny/dist/src/options.js')).href)) as {
     parseNannyOptions(argv: string[]): { kind: string; options: { configDir: string; stateDir: string; restartDnsmasq: boolean; clusterDomain: string; dnsmasqArgs: string[] } };

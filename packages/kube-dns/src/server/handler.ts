@@ -9,6 +9,7 @@ import type { ZoneReader } from '../records/types.js';
 import type { Resolution } from '../resolve/types.js';
 import { RCODE_BY_NAME, encodeNegative, encodeRcode, encodeReply, fitRelayed, replyLimit } from './encode.js';
 import { ResponseCache } from './response-cache.js';
+import { rotateAnswers } from './rotate.js';
 import { CLASS_IN, RCODE, TYPE_ANY, errorReply, parseQuery, type ParsedQuery } from './wire.js';
 
 /** 'A', 'AAAA', ... or 'UNKNOWN_<n>' for types dns-packet does not know. */
@@ -97,7 +98,7 @@ export class DnsHandler {
     const limit = replyLimit(q, transport);
     const key = ResponseCache.key(q, limit);
     const hit = this.cache.get(key, query, q, limit);
-    if (hit) return this.done(q, hit, transport, started, 'auth', true);
+    if (hit) return this.done(q, rotateAnswers(hit), transport, started, 'auth', true);
 
     if (q.qclass !== CLASS_IN) return this.done(q, encodeRcode(query, q, RCODE.REFUSED), transport, started, 'auth', false);
     const qtype = qtypeName(q.qtype);
@@ -120,7 +121,7 @@ export class DnsHandler {
     const gen = this.opts.zone.depGeneration(r.dep);
     const enc = encodeReply(query, q, { rcode, aa: r.aa, answers: r.answers, authorities: r.authorities, additionals: r.additionals }, limit);
     this.cache.set(key, enc.bytes, enc.nameOffsets, r.dep, gen, limit, enc.truncated); // keeps a copy of its own
-    return this.done(q, enc.bytes, transport, started, system, false);
+    return this.done(q, rotateAnswers(enc.bytes), transport, started, system, false);
   }
 
   private async forward(query: Buffer, q: ParsedQuery, transport: Transport, started: number, system: System): Promise<Buffer> {

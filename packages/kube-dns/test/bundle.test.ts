@@ -1,0 +1,57 @@
+// The production bundles (scripts/bundle.mjs, docs/footprint.md): what the images ship runs on
+// its own, and carries only the client-node models kube-dns reads.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { copyFile, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+
+const ROOT = new URL('../../../../', import.meta.url).pathname;
+const run = promisify(execFile);
+const bundlePath = (pkg: string) => join(ROOT, 'packages', pkg, 'bundle', `${pkg}.mjs`);
+
+/** Runs the launcher once, which (re)builds a missing or stale bundle in a checkout. */
+async function ensureBundle(pkg: string): Promise<void> {
+  await run(process.execPath, [join(ROOT, 'packages', pkg, 'bin', `${pkg}.js`), pkg === 'dnsmasq-nanny' ? '-help' : '--help'], { timeout: 120_000 });
+}
+
+for (const [pkg, help, version] of [
+  ['kube-dns', '--help', '--version'],
+  ['sidecar', '--help', '--version'],
+  ['dnsmasq-nanny', '-help', undefined],
+] as const) {
+  test(`${pkg}: the bundle runs with plain node in a directory without node_modules`, async (t) => {
+    await ensureBundle(pkg);
+    const dir = await mkdtemp(join(tmpdir(), 'bundle-alone-'));
+    t.after(() => rm(dir, { recursive: true, force: true }));
+    const alone = join(dir, `${pkg}.mjs`);
+    await copyFile(bundlePath(pkg), alone);
+    const h = await run(process.execPath, [alone, help], { cwd: dir, timeout: 30_000 });
+    assert.match(h.stdout, new RegExp(`^Usage of ${pkg}:`));
+    if (version) {
+      const pkgJson = JSON.parse(await readFile(join(ROOT, 'packages', pkg, 'package.json'), 'utf8')) as { version: string };
+      const v = await run(process.execPath, [alone, version], { cwd: dir, timeout: 30_000, env: { ...process.env, KUBE_DNS_VERSION: '' } });
+      assert.equal(v.stdout, `Kube-DNS ${pkgJson.version}\n`);
+    }
+    // a bad flag still fails as the binary does
+    await assert.rejects(run(process.execPath, [alone, '--no-such-flag=1'], { cwd: dir, timeout: 30_000 }), (e: { code?: number }) => e.code === 2);
+  });
+}
+
+test('kube-dns bundle: the client-node models it deserializes are in, the hundreds of others are not', async () => {
+  await ensureBundle('kube-dns');
+  const src = await readFile(bundlePath('kube-dns'), 'utf8');
+  const has = (model: string) => new RegExp(`\\bclass _${model}\\b`).test(src);
+  for (const needed of ['V1ServiceList', 'V1ServiceSpec', 'V1EndpointSliceList', 'V1Endpoint', 'V1PodList', 'V1ObjectMeta', 'V1Status']) {
+    assert.ok(has(needed), `${needed} is in the bundle`);
+  }
+  for (const unused of ['V1Deployment', 'V1CustomResourceDefinition', 'V1CertificateSigningRequest', 'V1Ingress', 'V1StorageClass']) {
+    assert.ok(!has(unused), `${unused} is not in the bundle`);
+  }
+  const models = src.match(/\bstatic getAttributeTypeMap\(\)/g)?.length ?? 0;
+  assert.ok(models > 50 && models < 300, `${models} models in the bundle (client-node has over 700)`);
+  // whatwg-url's URL parser (and with it tr46's Unicode table) is left out: node-fetch uses Node's URL
+  assert.ok(!src.includes('"scheme start"'), "whatwg-url's URL parser is not in the bundle");
+});

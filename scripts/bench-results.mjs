@@ -1,0 +1,60 @@
+// bench/results/latest.json holds one top-level key per bench script ("dns" for scripts/bench.mjs,
+// "memory" / "footprint" for the memory part): each script replaces its own section and keeps the
+// others, so the scripts can run separately and in any order.
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+
+export const RESULTS_DIR = join(new URL('..', import.meta.url).pathname, 'bench', 'results');
+export const LATEST = join(RESULTS_DIR, 'latest.json');
+
+export async function readResults() {
+  try {
+    return JSON.parse(await readFile(LATEST, 'utf8'));
+  } catch (e) {
+    if (e.code === 'ENOENT') return {};
+    throw new Error(`${LATEST}: ${e.message}`);
+  }
+}
+
+/** Replaces section `name` of latest.json with `data`, keeping every other section. */
+export async function writeSection(name, data) {
+  await mkdir(RESULTS_DIR, { recursive: true });
+  const all = await readResults();
+  all[name] = data;
+  const tmp = `${LATEST}.tmp`;
+  await writeFile(tmp, JSON.stringify(all, null, 2) + '\n');
+  await rename(tmp, LATEST);
+  return all;
+}
+
+/** The README's Performance tables from the "dns" section: `node scripts/bench-results.mjs --markdown`. */
+export function markdown(d) {
+  const n = (x) => (x === undefined ? 'n/a' : Math.round(x).toLocaleString('en-US'));
+  const g = (prefix) => d.goals.find((x) => x.goal.startsWith(prefix));
+  const verdict = (x) => (!x ? '' : x.met === null ? 'n/a' : x.met ? 'met' : '**not met**');
+  const w = Object.fromEntries(d.workloads.map((x) => [x.name, x]));
+  const rows = [
+    ['| workload | kube-dns qps | reference qps | ratio | goal |', '|---|---|---|---|---|'],
+    [`| repeated names | ${n(w.repeated.kubednsQps)} | ${n(w.repeated.ceilingQps)} (ceiling) | ${w.repeated.ratio}x | ≥ 0.9x: ${verdict(g('repeated'))} |`],
+    [`| realistic mix | ${n(w.mix.kubednsQps)} | ${n(w.mix.ceilingQps)} (ceiling) | ${w.mix.ratio}x | ≥ 0.75x: ${verdict(g('realistic'))} |`],
+    [`| unique NXDOMAIN names | ${n(w.nxdomain.kubednsQps)} | ${n(w.nxdomain.ceilingQps)} (ceiling) | ${w.nxdomain.ratio}x | |`],
+    [`| mix over TCP, 100 connections | ${n(d.tcp.qps)} | ${n(d.tcp.udpQps)} (kube-dns, UDP) | ${d.tcp.ratioToUdp}x | ≥ 0.8x: ${verdict(g('TCP'))} |`],
+    [`| the pod: dnsmasq's cache in front | ${n(d.pod.podQps)} | ${n(d.pod.bareQps)} (bare dnsmasq) | ${d.pod.ratio}x | ≥ 0.95x: ${verdict(g('pod'))} |`],
+  ].flat();
+  const L = (r) => `${r.p50Ms} / ${r.p99Ms} / ${r.p999Ms} ms`;
+  const lat = [
+    '', `| on the mix at ${n(d.latency.rate)} qps | p50 / p99 / p99.9 | goal |`, '|---|---|---|',
+    `| kube-dns, ${d.latency.seconds} s | ${L(d.latency.kubedns)} | p99 ≤ 1.5x the ceiling's: ${verdict(g('p99 at'))}; p99.9 ≤ 2x: ${verdict(g('p99.9'))} |`,
+    `| ceiling, ${d.latency.seconds} s | ${L(d.latency.ceiling)} | |`,
+    `| kube-dns${d.abuse.wildcardsFlag ? ' --wildcards' : ''}, service churn, ${d.abuse.seconds} s | ${L(d.abuse.without)} | |`,
+    `| the same with the abuser at 100 qps | ${L(d.abuse.with)} | p99 ≤ 2x without the abuser: ${verdict(g('abuse'))} |`,
+    `| largest event-loop delay in the ${d.eventLoop.seconds} s run | ${d.eventLoop.exported ? `${d.eventLoop.maxMs} ms` : 'not exported by this build'} | < 5 ms: ${verdict(g('no event-loop'))} |`,
+  ];
+  return [...rows, ...lat].join('\n');
+}
+
+if (process.argv[1] === new URL(import.meta.url).pathname && process.argv.includes('--markdown')) {
+  const all = await readResults();
+  if (!all.dns) throw new Error(`${LATEST}: no "dns" section; run npm run bench first`);
+  process.stdout.write(`${markdown(all.dns)}\n`);
+}
