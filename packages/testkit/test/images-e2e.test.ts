@@ -92,6 +92,16 @@ test('images: the kube-dns pod of manifests/kube-dns.yaml runs from the built im
   writeFileSync(conf, `[containers]\ndefault_ulimits = ["nofile=${hardNofile}:${hardNofile}", "nproc=4096:4096"]\n[engine]\nruntime = "runc"\ncgroup_manager = "cgroupfs"\n`);
   const env = { ...process.env, CONTAINERS_CONF: conf };
   const podman = async (...args: string[]) => (await exec('podman', args, { env, maxBuffer: 64 << 20 })).stdout.trim();
+  // What an earlier run killed before its clean-up left behind (its process is gone).
+  const alive = (pid: number) => { try { process.kill(pid, 0); return true; } catch { return false; } };
+  for (const name of (await podman('pod', 'ps', '--format', '{{.Name}}')).split('\n')) {
+    const m = /^kdns-e2e-(\d+)$/.exec(name);
+    if (m && !alive(Number(m[1]))) await podman('pod', 'rm', '-f', '-t', '0', name).catch(() => undefined);
+  }
+  for (const ref of (await podman('images', '--format', '{{.Repository}}:{{.Tag}}')).split('\n')) {
+    const m = /^localhost\/kdns-e2e-(\d+)\//.exec(ref);
+    if (m && !alive(Number(m[1]))) await podman('rmi', '-f', ref).catch(() => undefined);
+  }
   const cleanups: (() => Promise<unknown> | unknown)[] = [];
   const imagesBefore = new Set((await podman('images', '-a', '-q', '--no-trunc')).split('\n').filter(Boolean));
   const pkgVersion = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
