@@ -10,6 +10,21 @@ command -v dnsmasq >/dev/null 2>&1 || [ -x /usr/sbin/dnsmasq ] || need+=(dnsmasq
 # promtool (rule tests) and prometheus (the dashboard test scrapes the demo pod)
 command -v promtool >/dev/null 2>&1 && command -v prometheus >/dev/null 2>&1 || need+=(prometheus)
 if [ "${1:-}" = "--with-bench" ]; then command -v dnsperf >/dev/null 2>&1 || need+=(dnsperf); fi
+# The images (scripts/images.sh) and their end-to-end test: podman with runc (crun cannot run on
+# a hybrid cgroup layout), buildah for its builds, mmdebstrap for the Debian base, uidmap,
+# catatonit (podman's pod infra container) and the CNI plugins with iptables (published ports).
+# Only as root: the test needs root and skips without.
+if [ "$(id -u)" = 0 ]; then
+  command -v podman >/dev/null 2>&1 || need+=(podman)
+  command -v buildah >/dev/null 2>&1 || need+=(buildah)
+  command -v runc >/dev/null 2>&1 || need+=(runc)
+  command -v mmdebstrap >/dev/null 2>&1 || need+=(mmdebstrap)
+  command -v newuidmap >/dev/null 2>&1 || need+=(uidmap)
+  command -v catatonit >/dev/null 2>&1 || [ -x /usr/libexec/podman/catatonit ] || need+=(catatonit)
+  # the network stack of the pod's published ports (podman 4.3 on bookworm: CNI), a recommend only
+  [ -x /usr/lib/cni/bridge ] || [ -x /usr/lib/cni/portmap ] || need+=(containernetworking-plugins)
+  command -v iptables >/dev/null 2>&1 || need+=(iptables)
+fi
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "installing Debian packages: ${need[*]}" >&2

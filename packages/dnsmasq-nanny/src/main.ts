@@ -8,6 +8,7 @@ import { FlagError, createLogger } from '@kube-dns/config';
 import { Nanny, StartupError } from './nanny.js';
 import { parseNannyOptions } from './options.js';
 import { reportPodEvents } from './pod-events.js';
+import { nannyVersion } from './version.js';
 
 async function main(argv: string[]): Promise<void> {
   let parsed;
@@ -20,6 +21,11 @@ async function main(argv: string[]): Promise<void> {
   }
   if (parsed.kind === 'help') {
     process.stdout.write(parsed.text);
+    process.exit(0);
+  }
+  if (parsed.kind === 'version') {
+    const v = nannyVersion();
+    process.stdout.write(parsed.raw ? `${JSON.stringify(v)}\n` : `Kube-DNS ${v}\n`);
     process.exit(0);
   }
   const options = parsed.options;

@@ -136,7 +136,11 @@ export class Nanny extends EventEmitter<NannyEvents> {
         if (name !== HOSTS_FILE_NAME) await rm(join(this.hostsDir, name), { recursive: true, force: true });
       }
     } catch (e) {
-      throw new StartupError(`cannot prepare the state directory ${this.opts.stateDir} (-stateDir): ${(e as Error).message}`);
+      // The usual cause is a manifest edit: the emptyDir mounted there removed or made read-only,
+      // on a read-only root filesystem. Say so in the one line the pod's log shows.
+      const code = (e as NodeJS.ErrnoException).code;
+      const hint = code === 'EROFS' || code === 'EACCES' || code === 'EPERM' || code === 'ENOENT' ? ': mount a writable volume there (an emptyDir), the root filesystem is read-only' : '';
+      throw new StartupError(`cannot prepare the state directory ${this.opts.stateDir} (-stateDir): ${(e as Error).message}${hint}`);
     }
   }
 

@@ -92,6 +92,7 @@ export const NANNY_FLAGS: FlagSpecs = {
     validate: nonNegative,
   },
   v: { type: 'int', default: 0, help: 'number for the log level verbosity' },
+  version: { type: 'optional', help: 'print version information and quit (--version or --version=raw)' },
   // Events (dnsmasq restarts, on this pod): in a pod the service account is used; this flag is
   // for running outside a cluster. Without POD_NAME in the environment no Event is sent.
   kubecfgFile: { type: 'string', default: '', help: "kubeconfig for Kubernetes Events about dnsmasq restarts (default: the pod's service account)" },
@@ -108,7 +109,7 @@ export function extractDnsmasqArgs(argv: readonly string[]): { dnsmasqArgs: stri
   return { dnsmasqArgs: argv.slice(i + 1), rest: argv.slice(0, i) };
 }
 
-export type ParseResult = { kind: 'options'; options: NannyOptions } | { kind: 'help'; text: string };
+export type ParseResult = { kind: 'options'; options: NannyOptions } | { kind: 'help'; text: string } | { kind: 'version'; raw: boolean };
 
 export function parseNannyOptions(argv: readonly string[], cwd = process.cwd()): ParseResult {
   const { dnsmasqArgs, rest } = extractDnsmasqArgs(argv);
@@ -116,6 +117,11 @@ export function parseNannyOptions(argv: readonly string[], cwd = process.cwd()):
   if (parsed.help) return { kind: 'help', text: usage('dnsmasq-nanny', SUMMARY, NANNY_FLAGS) };
   if (parsed.positional.length > 0) {
     throw new FlagError(`unexpected argument ${JSON.stringify(parsed.positional[0])}: arguments for dnsmasq go after "--"`);
+  }
+  const version = parsed.values.version as string | undefined;
+  if (version !== undefined && version !== 'false') {
+    if (version !== 'true' && version !== 'raw') throw new FlagError(`invalid value ${JSON.stringify(version)} for -version: want true, false or raw`);
+    return { kind: 'version', raw: version === 'raw' };
   }
   const v = parsed.values;
   const kubedns = parseHostPort(v.kubednsServer as string, 53);

@@ -147,3 +147,10 @@ test('flags: errors name the flag; -help prints the original summary', () => {
     assert.match(h.text, /--reloadGracePeriod duration/);
   }
 });
+
+test('-version answers the package version (the images run it), -version=raw as a JSON string', () => {
+  assert.deepEqual(parseNannyOptions(['--version']), { kind: 'version', raw: false });
+  assert.deepEqual(parseNannyOptions(['-version=raw']), { kind: 'version', raw: true });
+  assert.equal(parseNannyOptions(['-version=false']).kind, 'options');
+  assert.throws(() => parseNannyOptions(['-version=yes']), /-version: want true, false or raw/);
+});
