@@ -1,4 +1,4 @@
-// The kube-dns ConfigMap keys, case by case from the original's config tests (reference g.2 #21
+// The kube-dns ConfigMap keys, case by case from the original's config tests (as in the kubernetes/dns tests
 // #22, g.3 #26 #28), plus our `hosts` key.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';

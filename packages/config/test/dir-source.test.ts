@@ -1,4 +1,4 @@
-// The ConfigMap mounted as a directory: the original's read rules (reference g.2 #25) and the
+// The ConfigMap mounted as a directory: the original's read rules (as in the kubernetes/dns tests) and the
 // way a kubelet updates such a volume.
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';

@@ -1,4 +1,4 @@
-// Server addresses as operators write them (reference g.3 #28), Go's net.SplitHostPort, and
+// Server addresses as operators write them (as in the kubernetes/dns tests), Go's net.SplitHostPort, and
 // the nameservers of /etc/resolv.conf.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';

@@ -1,4 +1,4 @@
-// The nanny's command line: the original's Go `flag` flags (reference a.2), klog's compatibility
+// The nanny's command line: the original's Go `flag` flags (kubernetes/dns cmd/dnsmasq-nanny), klog's compatibility
 // flags, our additions, and everything after `--` handed to dnsmasq verbatim.
 import { isAbsolute, resolve } from 'node:path';
 import { type FlagSpecs, FlagError, KLOG_COMPAT_FLAGS, isDns1123Subdomain, parseFlags, parseHostPort, usage } from '@kube-dns/config';

@@ -1,4 +1,4 @@
-// kube-dns flags: the original's (reference a.1) plus --ttl, --pods and --healthz-bind-address.
+// kube-dns flags: the original's (kubernetes/dns cmd/kube-dns/app/options) plus --ttl, --pods and --healthz-bind-address.
 import { isIP } from 'node:net';
 import { FlagError, KLOG_COMPAT_FLAGS, type FlagSpecs, isDns1123Label, parseFlags, parseIpNameserver, type Nameserver } from '@kube-dns/config';
 import type { PodMode } from './records/types.js';

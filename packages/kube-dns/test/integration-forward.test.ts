@@ -32,7 +32,7 @@ test('forwarding to a real dnsmasq upstream: A, PTR misses, ExternalName targets
 
   assert.deepEqual(datas((await c.ask('my.test', 'A')).packet.answers), ['192.0.2.123']);
   assert.deepEqual(datas((await c.ask('my.test', 'A', { transport: 'tcp' })).packet.answers), ['192.0.2.123']);
-  // a reverse name we do not own is forwarded (the original's e2e test, reference g.6 #39)
+  // a reverse name we do not own is forwarded (the original's e2e test, as in the kubernetes/dns tests)
   assert.deepEqual(datas((await c.ask('123.2.0.192.in-addr.arpa', 'PTR')).packet.answers), ['my.test.']);
   // ExternalName outside the zone: CNAME then the upstream's address
   assert.deepEqual(datas((await c.ask('ext.default.svc.cluster.local', 'A')).packet.answers), ['www.example.com.', '192.0.2.50']);

@@ -1,4 +1,4 @@
-// A forwarding loop (operator-pains #13): an upstream that sends our queries back to us, as a
+// A forwarding loop (a node resolv.conf pointing at the cluster DNS): an upstream that sends our queries back to us, as a
 // node resolv.conf pointing at the cluster DNS does. kube-dns must notice, drop that upstream,
 // say so, and keep answering through the others.
 import { test } from 'node:test';

@@ -10,7 +10,7 @@ import {
 
 const V6_NIBBLES_FULL = 'b.a.9.8.7.6.5.0.4.0.0.0.3.0.0.0.2.0.0.0.1.0.0.0.0.0.0.0.1.2.3.4';
 
-test('reverse names → IPs (reference g.3 #29, valid cases)', () => {
+test('reverse names → IPs (as in the kubernetes/dns tests, valid cases)', () => {
   const cases: [string, string][] = [
     ['255.2.0.192.in-addr.arpa.', '192.0.2.255'],
     ['255.2.0.192.in-addr.arpa', '192.0.2.255'],
@@ -23,7 +23,7 @@ test('reverse names → IPs (reference g.3 #29, valid cases)', () => {
   for (const [name, ip] of cases) assert.equal(reverseNameToIp(name), ip, name);
 });
 
-test('malformed reverse names are not addresses (reference g.3 #29, error cases)', () => {
+test('malformed reverse names are not addresses (as in the kubernetes/dns tests, error cases)', () => {
   const bad = [
     '',
     '255.2.0.192.ip6.arpa.', // 4 segments under ip6.arpa
@@ -51,7 +51,7 @@ test('IPs → reverse names round-trip', () => {
   }
 });
 
-test('IPv6 normalisation matches Go net.IP.String() (reference g.3 #30)', () => {
+test('IPv6 normalisation matches Go net.IP.String() (as in the kubernetes/dns tests)', () => {
   assert.equal(normalizeIp('2001:db8:0:0:aaaa::1'), '2001:db8::aaaa:0:0:1');
   assert.equal(normalizeIp('2001:db8:0::aaaa:0:0:1'), '2001:db8::aaaa:0:0:1');
   assert.equal(normalizeIp('2001:DB8::8A2E:370:7334'), '2001:db8::8a2e:370:7334');

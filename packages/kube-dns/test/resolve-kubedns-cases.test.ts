@@ -1,4 +1,4 @@
-// The original kube-dns unit tests (reference g.1 #1-14), adapted to our corrected semantics:
+// The original kube-dns unit tests (as in the kubernetes/dns tests), adapted to our corrected semantics:
 // dashed labels instead of hash labels, PTRs for every counted headless address, SRV ports from
 // the slice on bare headless names, EndpointSlices instead of Endpoints, no stale records after a
 // slice is deleted, and only the service/namespace/endpoint-position `*` wildcards.

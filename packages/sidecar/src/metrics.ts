@@ -1,5 +1,5 @@
 // The sidecar's metrics, named exactly as the original's so dashboards keep working
-// (reference e.3): counters without `_total`, the dnsmasq cache size as a counter, one histogram
+// (kubernetes/dns pkg/sidecar): counters without `_total`, the dnsmasq cache size as a counter, one histogram
 // and one error counter per probe. Our own registry: nothing leaks in from other modules.
 import { Counter, Histogram, Registry, collectDefaultMetrics, exponentialBuckets } from 'prom-client';
 import type { CacheStat } from './dnsmasq-stats.js';

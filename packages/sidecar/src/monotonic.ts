@@ -1,5 +1,5 @@
 // dnsmasq's statistics restart from zero when dnsmasq restarts, but exported counters must not
-// go down. The original's rule (reference e.4): add the growth since the last reading, and take
+// go down. The original's rule (kubernetes/dns pkg/sidecar): add the growth since the last reading, and take
 // any reading, even a lower one, as the new base.
 export class MonotonicTracker {
   private readonly cached = new Map<string, number>();

@@ -1,4 +1,4 @@
-// The sidecar's command line: the original's pflag flags (reference a.3), klog's compatibility
+// The sidecar's command line: the original's pflag flags (kubernetes/dns cmd/sidecar), klog's compatibility
 // flags, and --probe-failure-threshold (ours: how many failed probes make a health check fail).
 import { type FlagSpecs, FlagError, KLOG_COMPAT_FLAGS, parseFlags, usage } from '@kube-dns/config';
 import { type ProbeSpec, parseProbeSpec } from './probe-spec.js';

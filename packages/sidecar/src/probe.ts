@@ -1,4 +1,4 @@
-// One DNS probe and the loop that repeats it (reference e.2): a real query over UDP, RD=1,
+// One DNS probe and the loop that repeats it (kubernetes/dns pkg/sidecar): a real query over UDP, RD=1,
 // class IN, no EDNS; a failed exchange or a reply without answer records is a failure
 // (the rcode is not looked at, as in the original).
 import { formatHostPort } from '@kube-dns/config';

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { MonotonicTracker, parseServersBind, parseStatValue } from '../src/index.js';
 
-test('export keeps the latest readings as base (reference g.5 #36)', () => {
+test('export keeps the latest readings as base (as in the kubernetes/dns tests)', () => {
   const t = new MonotonicTracker();
   const names = ['hits', 'misses', 'evictions', 'insertions', 'cachesize'];
   const exported = new Map(names.map((n) => [n, 0]));

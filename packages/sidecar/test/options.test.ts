@@ -5,7 +5,7 @@ import { DEFAULT_OPTIONS, parseProbeSpec, parseSidecarArgs } from '../src/index.
 
 const NAME = 'kubernetes.default.svc.cluster.local';
 
-test('probe specs the original accepts (reference g.5 #37)', () => {
+test('probe specs the original accepts (as in the kubernetes/dns tests)', () => {
   const cases: [string, { host: string; port: number; type: string }][] = [
     [`kubedns,[127.0.0.1]:10053,${NAME},5,SRV`, { host: '127.0.0.1', port: 10053, type: 'SRV' }],
     [`dnsmasq,[127.0.0.1]:53,${NAME},5,SRV`, { host: '127.0.0.1', port: 53, type: 'SRV' }],
@@ -40,7 +40,7 @@ test('probe defaults: port 53 appended, 5 s interval, type ANY, name already qua
   assert.deepEqual(v6.value.server, { host: '::1', port: 53 });
 });
 
-test('probe specs the original rejects, with its messages (reference g.5 #37)', () => {
+test('probe specs the original rejects, with its messages (as in the kubernetes/dns tests)', () => {
   const cases: [string, RegExp][] = [
     ['dnsmasq,[::1]:53', /invalid format to --probe/],
     [`dnsmasq,[::1]:53,${NAME},5,SRV,extra`, /invalid format to --probe/],

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { freePort, startTestDnsServer } from '@kube-dns/testkit';
 import { runProbe } from '../src/index.js';
 
-test('a probe succeeds on a reply with answers, fails on an empty reply and on no server (reference g.5 #35)', async (t) => {
+test('a probe succeeds on a reply with answers, fails on an empty reply and on no server (as in the kubernetes/dns tests)', async (t) => {
   const server = await startTestDnsServer({
     handler: (q) =>
       q.name === 'test.local' ? { answers: [{ name: q.name, type: 'A', ttl: 30, data: '1.2.3.4' }] } : { rcode: 'NOERROR', answers: [] },

@@ -1,4 +1,4 @@
-// The original's sidecar e2e (reference g.6 #41) against a real dnsmasq, with short intervals.
+// The original's sidecar e2e (as in the kubernetes/dns tests) against a real dnsmasq, with short intervals.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { query } from '@kube-dns/dns-client';

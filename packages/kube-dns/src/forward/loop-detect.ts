@@ -1,4 +1,4 @@
-// Forwarding-loop detection (operator-pains #13), as CoreDNS's loop plugin does it: send each
+// Forwarding-loop detection (a node resolv.conf pointing at the cluster DNS), as CoreDNS's loop plugin does it: send each
 // upstream a question for a name nobody else would ask; if that question reaches us, the
 // upstream hands our queries back to us (a node resolv.conf pointing at the cluster DNS, for
 // example), and every forwarded query would circle until it times out.

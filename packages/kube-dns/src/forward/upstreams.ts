@@ -11,7 +11,7 @@ export interface UpstreamChoice {
 /**
  * ConfigMap upstreamNameservers, else --nameservers, else resolv.conf (the original's order).
  * A server that is our own listener is refused: forwarding to ourselves loops until the query
- * times out (operator-pains #13).
+ * times out (a node resolv.conf pointing at the cluster DNS).
  */
 export function chooseUpstreams(
   config: KubeDnsConfig,
