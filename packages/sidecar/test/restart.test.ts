@@ -28,14 +28,21 @@ test('counters stay monotonic across a dnsmasq restart and keep growing after it
   });
 
   await dm.stop();
-  await waitFor('a failed poll while dnsmasq is down', async () => value((await scrape(sidecar.port)).families, 'kubedns_dnsmasq_errors')! >= 1);
-  assert.equal(await hits(), before);
+  const errors = async () => value((await scrape(sidecar.port)).families, 'kubedns_dnsmasq_errors')!;
+  await waitFor('a failed poll while dnsmasq is down', async () => (await errors()) >= 1);
+  // Polls that dnsmasq answered between that reading and its exit still counted (each poll's own
+  // CHAOS questions are hits too): read the total once it is frozen, then check that it stays so.
+  const frozen = await hits();
+  assert.ok(frozen >= before, `hits went down while dnsmasq stopped: ${before} then ${frozen}`);
+  const failed = await errors();
+  await waitFor('another failed poll', async () => (await errors()) > failed);
+  assert.equal(await hits(), frozen, 'no change while dnsmasq is down');
   dm = await startDnsmasq(args, { port });
 
   // Keep querying the new dnsmasq: once a poll has taken its low counts as base, growth shows.
   await waitFor('hits to grow past the first dnsmasq total', async () => {
     await query({ host: '127.0.0.1', port }, { name: 'ok.local', type: 'A' }).catch(() => undefined);
-    return (await hits()) > before;
+    return (await hits()) > frozen;
   });
   for (let i = 1; i < samples.length; i++) assert.ok(samples[i]! >= samples[i - 1]!, `hits went down: ${samples.join(' ')}`);
   // The export is the first dnsmasq's total plus what the new one counted, so it exceeds the
