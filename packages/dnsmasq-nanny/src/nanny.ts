@@ -93,6 +93,8 @@ export class Nanny extends EventEmitter<NannyEvents> {
       graceMs: opts.reloadGracePeriodMs,
       log,
     });
+    // Taken before dnsmasq's first read of the files, so that no edit falls between the two.
+    this.hostsWatcher = watchAddnHosts(addnHostsPaths(opts.dnsmasqArgs), () => supervisor.reload(), log, { pollMs: opts.syncIntervalMs });
     supervisor.start();
     const target = livenessTarget(opts.dnsmasqArgs);
     if (opts.livenessIntervalMs > 0 && target) {
@@ -110,7 +112,6 @@ export class Nanny extends EventEmitter<NannyEvents> {
 
     starting = false;
     if (latest && latest !== initial) this.onConfig(latest);
-    this.hostsWatcher = watchAddnHosts(addnHostsPaths(opts.dnsmasqArgs), () => supervisor.reload(), log);
     this.scheduleRefresh();
     if (opts.logIntervalMs > 0) {
       this.logTimer = setInterval(() => supervisor.signal('SIGUSR1'), opts.logIntervalMs);

@@ -1,6 +1,13 @@
 // Operator-passed --addn-hosts files and directories: dnsmasq re-reads them only on SIGHUP, so
 // we watch them and signal on change, and an edit is served within a second or so. (Files in a
 // --hostsdir need nothing: dnsmasq follows those itself.)
+//
+// inotify alone is not enough: chokidar's initial scan is asynchronous (an edit made during it
+// raises no event), and a node that has run out of inotify instances or watches gives none at
+// all. So a poll compares the files' stats every `pollMs` as a backstop, as the ConfigMap
+// directory's periodic sync does.
+import { readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { type FSWatcher, watch } from 'chokidar';
 import type { Logger } from '@kube-dns/config';
 
@@ -8,22 +15,63 @@ export interface HostsWatcher {
   close(): Promise<void>;
 }
 
-export function watchAddnHosts(paths: readonly string[], onChange: () => void, log: Logger, debounceMs = 200): HostsWatcher {
+export interface WatchHostsOptions {
+  /** Quiet time after the last event before dnsmasq is signalled. */
+  debounceMs?: number;
+  /** Period of the stat backstop; 0 turns it off. */
+  pollMs: number;
+  /** chokidar's watch, replaceable by tests that simulate a node without inotify. */
+  watch?: typeof watch;
+}
+
+/** What tells an edit apart: inode (atomic renames), size and mtime of each file; for a directory, of each entry. */
+export function hostsFingerprint(paths: readonly string[]): string {
+  const one = (p: string): string => {
+    try {
+      const s = statSync(p);
+      if (!s.isDirectory()) return `${s.ino}:${s.size}:${s.mtimeMs}`;
+      return readdirSync(p)
+        .sort()
+        .map((name) => `${name}=${one(join(p, name))}`)
+        .join(',');
+    } catch {
+      return '-';
+    }
+  };
+  return paths.map(one).join('|');
+}
+
+export function watchAddnHosts(paths: readonly string[], onChange: () => void, log: Logger, o: WatchHostsOptions): HostsWatcher {
   if (paths.length === 0) return { close: async () => {} };
+  const debounceMs = o.debounceMs ?? 200;
   let timer: NodeJS.Timeout | undefined;
-  const watcher: FSWatcher = watch([...paths], { ignoreInitial: true, depth: 0, atomic: true });
-  watcher.on('all', (event, path) => {
-    log.debug({ event, path }, 'addn-hosts change');
+  let seen = hostsFingerprint(paths);
+  const changed = (how: string) => {
     if (timer) clearTimeout(timer);
     timer = setTimeout(() => {
-      log.info({ paths }, 'an --addn-hosts file changed: asking dnsmasq to re-read it');
+      timer = undefined;
+      seen = hostsFingerprint(paths);
+      log.info({ paths, how }, 'an --addn-hosts file changed: asking dnsmasq to re-read it');
       onChange();
     }, debounceMs);
+  };
+  const watcher: FSWatcher = (o.watch ?? watch)([...paths], { ignoreInitial: true, depth: 0, atomic: true });
+  watcher.on('all', (event, path) => {
+    log.debug({ event, path }, 'addn-hosts change');
+    changed('watch');
   });
-  watcher.on('error', (e) => log.warn({ err: (e as Error).message }, 'cannot watch --addn-hosts files; edits apply on the next reload'));
+  watcher.on('error', (e) => log.warn({ err: (e as Error).message, pollMs: o.pollMs }, 'cannot watch --addn-hosts files; edits are found by polling'));
+  const poll =
+    o.pollMs > 0
+      ? setInterval(() => {
+          if (!timer && hostsFingerprint(paths) !== seen) changed('poll');
+        }, o.pollMs)
+      : undefined;
+  poll?.unref();
   return {
     close: async () => {
       if (timer) clearTimeout(timer);
+      if (poll) clearInterval(poll);
       await watcher.close();
     },
   };

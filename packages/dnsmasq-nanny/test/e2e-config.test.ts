@@ -131,7 +131,7 @@ test('operator --addn-hosts files are re-read within seconds of an edit', async 
   assert.deepEqual((await lookupA(nanny.port, 'printer.corp.example')).ips, ['198.51.100.1']);
   const pid = nanny.dnsmasqPid();
   await writeFile(hostsFile, '198.51.100.2 printer.corp.example\n');
-  await eventually(async () => (await lookupA(nanny.port, 'printer.corp.example')).ips.join() === '198.51.100.2', 30_000, 'addn-hosts edit served');
+  await eventually(async () => (await lookupA(nanny.port, 'printer.corp.example')).ips.join() === '198.51.100.2', 30_000, 'addn-hosts edit served', 50, nanny.tail);
   assert.equal(nanny.dnsmasqPid(), pid);
 });
 

@@ -28,6 +28,8 @@ export interface RunningNanny {
   waitForLog(pred: (l: LogLine) => boolean, timeoutMs?: number, fromIndex?: number): Promise<LogLine>;
   /** Replaces a ConfigMap key the way a kubelet does: atomically. */
   setKey(key: string, content: string): Promise<void>;
+  /** The last log lines, for a failure message. */
+  tail(): string;
   /** The pid of the dnsmasq currently running (from the nanny's log). */
   dnsmasqPid(): number | undefined;
   stop(): Promise<void>;
@@ -141,6 +143,7 @@ export async function startNanny(t: { after: (fn: () => unknown) => void }, o: N
     rawOutput,
     exit,
     waitForLog,
+    tail,
     setKey: async (key, content) => {
       const tmpFile = join(configDir, `.${key}.tmp`);
       await writeFile(tmpFile, content);
@@ -180,7 +183,7 @@ export async function lookupA(port: number, name: string, timeoutMs = 2000): Pro
 }
 
 /** Polls `fn` until it returns true. */
-export async function eventually(fn: () => Promise<boolean> | boolean, timeoutMs: number, what: string, stepMs = 50): Promise<number> {
+export async function eventually(fn: () => Promise<boolean> | boolean, timeoutMs: number, what: string, stepMs = 50, context?: () => string): Promise<number> {
   const start = Date.now();
   for (;;) {
     try {
@@ -188,7 +191,7 @@ export async function eventually(fn: () => Promise<boolean> | boolean, timeoutMs
     } catch {
       /* not yet */
     }
-    if (Date.now() - start > timeoutMs) throw new Error(`${what}: not within ${timeoutMs} ms`);
+    if (Date.now() - start > timeoutMs) throw new Error(`${what}: not within ${timeoutMs} ms${context ? `; last lines:\n${context()}` : ''}`);
     await new Promise((r) => setTimeout(r, stepMs));
   }
 }
