@@ -26,6 +26,12 @@ export function registerAutopathMetrics(r: Registry): (result: AutopathResult) =
     registers: [r],
   });
   // every label from the start, so a rate() over a result that has not happened yet is 0, not absent
-  const children = new Map(AUTOPATH_RESULTS.map((res) => [res, c.labels(res)] as const));
+  const children = new Map(
+    AUTOPATH_RESULTS.map((res) => {
+      const child = c.labels(res);
+      child.inc(0);
+      return [res, child] as const;
+    }),
+  );
   return (result) => children.get(result)!.inc();
 }
