@@ -42,7 +42,7 @@ export interface Pod {
 }
 
 /** extraKubednsArgs / extraDnsmasqArgs: appended to the manifest's (e.g. the commented-out --autopath pair). */
-export async function startPod(opts: { seed?: (api: FakeApiServer) => unknown; upstreamIp?: string; extraKubednsArgs?: string[]; extraDnsmasqArgs?: string[]; upstreamHandler?: Parameters<typeof startTestDnsServer>[0]['handler'] } = {}): Promise<Pod> {
+export async function startPod(opts: { seed?: (api: FakeApiServer) => unknown; upstreamIp?: string; extraKubednsArgs?: string[]; extraDnsmasqArgs?: string[]; upstreamHandler?: Parameters<typeof startTestDnsServer>[0]['handler']; dnsmasqListen?: { host: string; port: number } } = {}): Promise<Pod> {
   // kubedns: the manifest's arguments, except where the test chooses ports and directories
   const own = ['--dns-port=', '--config-dir=', '--v='];
   const kubednsArgs = [...manifestArgs('kubedns').filter((a) => !own.some((p) => a.startsWith(p))), ...(opts.extraKubednsArgs ?? [])];
@@ -59,7 +59,7 @@ export async function startPod(opts: { seed?: (api: FakeApiServer) => unknown; u
       .slice(all.indexOf('--') + 1)
       .filter((a) => a !== '-k' && a !== '--log-facility=-')
       .map((a) => a.replace(/#10053$/, `#${cluster!.server.port}`));
-    const dnsmasq = await startDnsmasq([...passthrough, `--server=127.0.0.1#${upstream.port}`, ...(opts.extraDnsmasqArgs ?? [])]);
+    const dnsmasq = await startDnsmasq([...passthrough, `--server=127.0.0.1#${upstream.port}`, ...(opts.extraDnsmasqArgs ?? [])], opts.dnsmasqListen ?? {});
     const c = cluster;
     const server = { host: dnsmasq.host, port: dnsmasq.port };
     let chaosAsked = 0;
