@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { clusterIPService, pod } from '@kube-dns/testkit';
-import { askFrom, autopathCounts, hostNetworkPod, question, records } from './autopath-helpers.js';
+import { askFrom, autopathCounts, hostNetworkPod, manifestOptionalArg, question, records } from './autopath-helpers.js';
 import { startPod } from './pod-through-dnsmasq.js';
 
 const SHOP = '127.0.0.2'; // a pod of namespace shop
@@ -18,8 +18,8 @@ test('autopath through dnsmasq: one round trip per name, each namespace its own 
   const pod0 = await startPod({
     upstreamHandler: (q) =>
       q.name !== 'example.test' ? { rcode: 'NXDOMAIN' } : q.type === 'A' ? { answers: [{ name: q.name, type: 'A', ttl: 60, data: '192.0.2.10' }] } : {},
-    extraKubednsArgs: ['--autopath'],
-    extraDnsmasqArgs: ['--add-subnet=32,128'],
+    extraKubednsArgs: [manifestOptionalArg('--autopath')],
+    extraDnsmasqArgs: [manifestOptionalArg('--add-subnet')],
     seed: (api) => {
       api.upsert('services', clusterIPService('bank', 'api', ['10.3.0.7']));
       api.upsert('pods', pod('shop', 'web-0', [SHOP]));
@@ -102,7 +102,7 @@ test('autopath through dnsmasq: one round trip per name, each namespace its own 
 test('dnsmasq with --add-subnet caches no forwarded answer: external names reach the upstream every time', async (t) => {
   // what the README's autopath section reports: dnsmasq's cache is keyed by name only, so with a
   // per-client subnet it stops caching what it forwards (the price of telling clients apart)
-  const pod0 = await startPod({ extraKubednsArgs: ['--autopath'], extraDnsmasqArgs: ['--add-subnet=32,128'], seed: (api) => api.upsert('pods', pod('shop', 'web-0', [SHOP])) });
+  const pod0 = await startPod({ extraKubednsArgs: [manifestOptionalArg('--autopath')], extraDnsmasqArgs: [manifestOptionalArg('--add-subnet')], seed: (api) => api.upsert('pods', pod('shop', 'web-0', [SHOP])) });
   t.after(() => pod0.stop());
   const dnsmasq = { host: pod0.dnsmasq.host, port: pod0.dnsmasq.port };
   const hits0 = await pod0.cacheHits();

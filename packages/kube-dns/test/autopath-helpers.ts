@@ -1,6 +1,7 @@
 // Helpers of the autopath tests: asking from a chosen loopback address (a pod's IP as dnsmasq
 // sees it), queries with hand-made client-subnet options, and the autopath counters.
 import { createSocket } from 'node:dgram';
+import { readFileSync } from 'node:fs';
 import * as dnsPacket from 'dns-packet';
 import type { V1Pod } from '@kubernetes/client-node';
 import { pod } from '@kube-dns/testkit';
@@ -59,4 +60,15 @@ export function autopathCounts(metrics: string): Record<string, number> {
 /** Answers as [type, name, data] triples, easy to compare. */
 export function records(r: Reply): [string, string, string][] {
   return (r.answers ?? []).map((a) => [a.type, a.name, String((a as { data?: unknown }).data)]);
+}
+
+/**
+ * The manifest's commented-out optional argument starting with `flag` (`# - --autopath`), so
+ * the tests run exactly what an operator uncomments.
+ */
+export function manifestOptionalArg(flag: string): string {
+  const text = readFileSync(new URL('../../../../manifests/kube-dns.yaml', import.meta.url), 'utf8');
+  const m = new RegExp(`^\\s*#\\s*- (${flag.replace(/[-]/g, '\\-')}(=\\S+)?)\\s*$`, 'm').exec(text);
+  if (!m) throw new Error(`manifests/kube-dns.yaml offers no commented-out "# - ${flag}" line`);
+  return m[1]!;
 }

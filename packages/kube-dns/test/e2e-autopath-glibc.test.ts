@@ -10,6 +10,7 @@ import assert from 'node:assert/strict';
 import { execFile, execFileSync } from 'node:child_process';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { pod } from '@kube-dns/testkit';
+import { manifestOptionalArg } from './autopath-helpers.js';
 import { startPod, type Pod } from './pod-through-dnsmasq.js';
 
 interface Netns {
@@ -106,8 +107,8 @@ async function lookupThroughPod(autopath: boolean) {
     p = await startPod({
       upstreamHandler: (q) =>
         q.name === 'www.example.test' ? (q.type === 'A' ? { answers: [{ name: q.name, type: 'A', ttl: 60, data: '192.0.2.44' }] } : {}) : { rcode: 'NXDOMAIN' },
-      extraKubednsArgs: autopath ? ['--autopath'] : [],
-      extraDnsmasqArgs: autopath ? ['--add-subnet=32,128'] : [],
+      extraKubednsArgs: autopath ? [manifestOptionalArg('--autopath')] : [],
+      extraDnsmasqArgs: autopath ? [manifestOptionalArg('--add-subnet')] : [],
       dnsmasqListen: { host: ns.hostIp, port: 53 },
       seed: (api) => api.upsert('pods', pod('shop', 'client-0', [ns.podIp])),
     });
