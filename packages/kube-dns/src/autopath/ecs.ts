@@ -65,12 +65,17 @@ export function parseOption(d: Buffer): ClientSubnet {
   if (scope !== 0) return { kind: 'malformed', reason: 'client-subnet scope prefix set in a query' };
   const octets = Math.ceil(prefix / 8);
   if (d.length - 4 !== octets) return { kind: 'malformed', reason: `client-subnet address of ${d.length - 4} octets for a /${prefix} prefix` };
-  const addr = Buffer.alloc(bits / 8);
-  d.copy(addr, 0, 4);
-  if (prefix % 8 !== 0 && (addr[octets - 1]! & (0xff >> prefix % 8)) !== 0) {
+  if (prefix % 8 !== 0 && (d[4 + octets - 1]! & (0xff >> prefix % 8)) !== 0) {
     return { kind: 'malformed', reason: 'client-subnet address has bits set past its prefix' };
   }
-  return { kind: 'subnet', family, prefix, address: family === 4 ? addr.join('.') : ipv6Text(addr) };
+  if (family === 4) {
+    // no Buffer for the common case: the octets present, zeros for the rest
+    const o = (i: number) => (i < octets ? d[4 + i]! : 0);
+    return { kind: 'subnet', family, prefix, address: `${o(0)}.${o(1)}.${o(2)}.${o(3)}` };
+  }
+  const addr = Buffer.alloc(16);
+  d.copy(addr, 0, 4);
+  return { kind: 'subnet', family, prefix, address: ipv6Text(addr) };
 }
 
 /** Colon-separated groups; normalizeIp turns them into the form the pod index uses. */
