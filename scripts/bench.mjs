@@ -332,13 +332,20 @@ async function main() {
   await memoryBench();
 }
 
-// Memory: the pod's footprint has its own script and results file (scripts/bench-footprint.mjs,
-// bench/results/footprint.json).
-async function memoryBench() {
+// Memory and reliability have scripts and results of their own (scripts/bench-footprint.mjs,
+// bench/results/footprint.json; scripts/bench-reliability.mjs, section "reliability"), run after
+// this one with the same --quick; --soak MINUTES goes to the reliability script.
+async function runScript(name, args) {
   say('');
-  const fp = start(process.execPath, [join(root, 'scripts', 'bench-footprint.mjs'), ...(quick ? ['--quick'] : [])], { stdout: 'inherit', stderr: 'inherit' });
-  const code = await new Promise((r) => fp.once('exit', r));
-  if (code !== 0) throw new Error(`scripts/bench-footprint.mjs exited with ${code}`);
+  const p = start(process.execPath, [join(root, 'scripts', name), ...(quick ? ['--quick'] : []), ...args], { stdout: 'inherit', stderr: 'inherit' });
+  const code = await new Promise((r) => p.once('exit', r));
+  if (code !== 0) throw new Error(`scripts/${name} exited with ${code}`);
+}
+
+async function memoryBench() {
+  await runScript('bench-footprint.mjs', []);
+  const soakAt = process.argv.indexOf('--soak');
+  await runScript('bench-reliability.mjs', soakAt > 0 ? ['--soak', process.argv[soakAt + 1]] : []);
 }
 
 main().then(() => process.exit(0), (e) => { console.error(`bench failed: ${e.stack ?? e.message}`); killAllNow(); process.exit(1); });
