@@ -9,7 +9,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, execFileSync } from 'node:child_process';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
-import { pod } from '@kube-dns/testkit';
+import { clusterIPService, pod } from '@kube-dns/testkit';
 import { manifestOptionalArg } from './autopath-helpers.js';
 import { startPod, type Pod } from './pod-through-dnsmasq.js';
 
@@ -110,28 +110,45 @@ async function lookupThroughPod(autopath: boolean) {
       extraKubednsArgs: autopath ? [manifestOptionalArg('--autopath')] : [],
       extraDnsmasqArgs: autopath ? [manifestOptionalArg('--add-subnet')] : [],
       dnsmasqListen: { host: ns.hostIp, port: 53 },
-      seed: (api) => api.upsert('pods', pod('shop', 'client-0', [ns.podIp])),
+      seed: (api) => {
+        api.upsert('pods', pod('shop', 'client-0', [ns.podIp]));
+        api.upsert('services', clusterIPService('bank', 'api', ['10.3.0.7']));
+      },
     });
     const before = await kubeDnsQuestions(p);
     const r = await ns.run(['getent', 'ahosts', 'www.example.test']);
     const after = await kubeDnsQuestions(p);
     // less the loop probes: kube-dns's (*.invalid) and dnsmasq's --dns-loop-detect (<hex>.test TXT)
     const upstream = p.upstream.questions.filter((q) => !q.name.endsWith('.invalid') && q.type !== 'TXT').map((q) => `${q.name} ${q.type}`);
+    // a Service of another namespace by its short name: the second cluster search name exists
+    const short = await ns.run(['getent', 'ahosts', 'api.bank']);
+    const afterShort = await kubeDnsQuestions(p);
     const metrics = (await p.cluster.http('/metrics')).body;
-    return { getent: r, reachedKubeDns: after.total - before.total, byRcode: diff(after.byRcode, before.byRcode), upstream, metrics };
+    return {
+      getent: r,
+      reachedKubeDns: after.total - before.total,
+      byRcode: diff(after.byRcode, before.byRcode),
+      upstream,
+      metrics,
+      short: { getent: short, reachedKubeDns: afterShort.total - after.total, byRcode: diff(afterShort.byRcode, after.byRcode) },
+    };
   } finally {
     await p?.stop();
     ns.remove();
   }
 }
 
-test('glibc in a pod network namespace: an external name costs 6 questions to kube-dns without autopath, 2 with it', async () => {
+test('glibc in a pod network namespace: an external name costs 6 questions to kube-dns without autopath, 2 with it; another namespace\'s Service 4, then 2', async () => {
   const plain = await lookupThroughPod(false);
   assert.equal(plain.getent.code, 0, 'getent resolved the name');
   assert.match(plain.getent.stdout, /^192\.0\.2\.44\s/m);
   // A and AAAA for each of the three cluster search names, all NXDOMAIN, then the name upstream
   assert.equal(plain.reachedKubeDns, 6, `questions that reached kube-dns: ${JSON.stringify(plain.byRcode)}`);
   assert.deepEqual(plain.byRcode, { NXDOMAIN: 6 });
+
+  // api.bank: A and AAAA of api.bank.shop.svc (NXDOMAIN), then of api.bank.svc (the address; NODATA)
+  assert.match(plain.short.getent.stdout, /^10\.3\.0\.7\s/m);
+  assert.equal(plain.short.reachedKubeDns, 4, JSON.stringify(plain.short.byRcode));
 
   const auto = await lookupThroughPod(true);
   assert.equal(auto.getent.code, 0, 'getent resolved the name with autopath');
@@ -140,6 +157,11 @@ test('glibc in a pod network namespace: an external name costs 6 questions to ku
   assert.equal(auto.reachedKubeDns, 2, `questions that reached kube-dns: ${JSON.stringify(auto.byRcode)}`);
   assert.deepEqual(auto.byRcode, { NOERROR: 2 });
   assert.match(auto.metrics, /^kubedns_autopath_total\{result="upstream"\} 2$/m);
+  // api.bank: the first expansion completed to the cluster name, for A and AAAA
+  assert.match(auto.short.getent.stdout, /^10\.3\.0\.7\s/m, 'glibc followed the CNAME to the Service');
+  assert.equal(auto.short.reachedKubeDns, 2, JSON.stringify(auto.short.byRcode));
+  assert.deepEqual(auto.short.byRcode, { NOERROR: 2 });
+  assert.match(auto.metrics, /^kubedns_autopath_total\{result="cluster"\} 2$/m);
   // the upstream was asked for the name itself only (by kube-dns), never for a search expansion
   assert.ok(auto.upstream.length > 0 && auto.upstream.every((q) => q.startsWith('www.example.test ')), auto.upstream.join(', '));
 });
