@@ -191,7 +191,7 @@ export async function startKubeDns(o: KubeDnsOptions, x: StartExtras): Promise<K
   if (x.metricsPort !== undefined) servers.push(await listenHttp(app, o.healthzBindAddress, x.metricsPort, log, 'metrics HTTP'));
 
   // --- list/watch
-  sync = new KubeSync({ kc, zone, watchPods: o.pods === 'verified', log, ...x.kubeSync });
+  sync = new KubeSync({ kc, zone, watchPods: o.pods === 'verified', sliceConversion: { podNames: o.zones.endpointPodNames }, log, ...x.kubeSync });
   syncStarted = Date.now();
   sync.once('synced', () => log.info({ ms: Date.now() - syncStarted, ...zone.stats() }, 'initial sync with the API server done: ready'));
   const syncWarn = setInterval(() => {

@@ -2,6 +2,7 @@
 import { isIP } from 'node:net';
 import { FlagError, KLOG_COMPAT_FLAGS, type FlagSpecs, isDns1123Label, parseFlags, parseIpNameserver, type Nameserver } from '@kube-dns/config';
 import type { PodMode } from './records/types.js';
+import { parseZoneOptions, ZONE_FLAGS, type ZoneOptions } from './zones/options.js';
 
 export const FLAGS: FlagSpecs = {
   domain: { type: 'string', default: 'cluster.local.', help: 'domain under which to create names' },
@@ -33,6 +34,9 @@ export const FLAGS: FlagSpecs = {
   // --- reliability (issue 15)
   'max-concurrent-forwards': { type: 'int', default: 1000, help: 'forwards in flight at most (as CoreDNS forward max_concurrent); beyond it SERVFAIL at once' },
   lameduck: { type: 'duration', default: 5000, help: 'after SIGTERM: fail /readiness but keep answering this long, then exit (a rolling update loses no query)' },
+  // --- zone options (issue 17; zones/options.ts)
+  ...ZONE_FLAGS,
+  // ---
   ...KLOG_COMPAT_FLAGS,
 };
 
@@ -62,6 +66,8 @@ export interface KubeDnsOptions {
   help: boolean;
   maxConcurrentForwards: number;
   lameduckMs: number;
+  /** Zone options (issue 17), all off by default. */
+  zones: ZoneOptions;
 }
 
 function port(name: string, v: number, allowZero = false): number {
@@ -116,7 +122,9 @@ export function parseOptions(argv: readonly string[]): KubeDnsOptions {
   }
   const lameduckMs = Number(v.lameduck);
   if (!(lameduckMs >= 0)) throw new FlagError(`--lameduck=${String(v.lameduck)}: must be 0 or more`);
+  const zones = parseZoneOptions(v);
   return {
+    zones,
     maxConcurrentForwards,
     lameduckMs,
     domain: domainRaw,

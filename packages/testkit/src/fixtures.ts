@@ -69,6 +69,8 @@ export interface EndpointSpec {
   /** conditions.ready; omitted when undefined (which the API treats as ready). */
   ready?: boolean;
   nodeName?: string;
+  /** targetRef to a Pod of this name (as the EndpointSlice controller sets it). */
+  pod?: string;
 }
 
 /** An EndpointSlice of `service` (labelled kubernetes.io/service-name, as the controller does). */
@@ -94,6 +96,7 @@ export function endpointSlice(
       ...(e.hostname !== undefined && { hostname: e.hostname }),
       ...(e.ready !== undefined && { conditions: { ready: e.ready } }),
       ...(e.nodeName !== undefined && { nodeName: e.nodeName }),
+      ...(e.pod !== undefined && { targetRef: { kind: 'Pod', namespace, name: e.pod } }),
     })),
     ports: ports.map((p) => ({ ...(p.name !== undefined && { name: p.name }), port: p.port, protocol: p.protocol ?? 'TCP' })),
   };

@@ -2,9 +2,9 @@
 // keeps serving the last known records whatever happens to the API server; this only ever logs
 // and retries.
 import { EventEmitter } from 'node:events';
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig, V1EndpointSlice } from '@kubernetes/client-node';
 import type { Logger } from '@kube-dns/config';
-import { podFromKube, serviceFromKube, sliceFromKube } from '../records/from-kube.js';
+import { podFromKube, serviceFromKube, sliceFromKube, type SliceConversion } from '../records/from-kube.js';
 import type { ZoneWriter } from '../records/types.js';
 import type { BackoffOptions } from './backoff.js';
 import type { Clock } from './clock.js';
@@ -16,6 +16,8 @@ export interface KubeSyncOptions {
   zone: ZoneWriter;
   /** Pod records in 'verified' mode need pods; 'insecure' (the default) does not. */
   watchPods: boolean;
+  /** What the EndpointSlice conversion keeps (--endpoint-pod-names). */
+  sliceConversion?: SliceConversion;
   log: Logger;
   clock?: Clock;
   pageSize?: number;
@@ -45,12 +47,12 @@ function converting<T, I>(convert: (o: T) => I | undefined, set: (info: I) => vo
   };
 }
 
-function handlerFor(resource: WatchedResource, zone: ZoneWriter): ReflectorHandler<unknown> {
+function handlerFor(resource: WatchedResource, zone: ZoneWriter, conv: SliceConversion): ReflectorHandler<unknown> {
   switch (resource) {
     case 'services':
       return converting(serviceFromKube, (s) => zone.setService(s), (ns, name) => zone.deleteService(ns, name));
     case 'endpointslices':
-      return converting(sliceFromKube, (s) => zone.setSlice(s), (ns, name) => zone.deleteSlice(ns, name));
+      return converting((o: V1EndpointSlice) => sliceFromKube(o, conv), (s) => zone.setSlice(s), (ns, name) => zone.deleteSlice(ns, name));
     case 'pods':
       return converting(podFromKube, (p) => zone.setPod(p), (ns, name) => zone.deletePod(ns, name));
   }
@@ -71,7 +73,7 @@ export class KubeSync extends EventEmitter {
         kc: o.kc,
         watchPath: WATCH_PATHS[resource],
         list: listFunction(o.kc, resource) as ListFn<never>,
-        handler: handlerFor(resource, o.zone),
+        handler: handlerFor(resource, o.zone, o.sliceConversion ?? {}),
         log: o.log,
         ...(o.clock && { clock: o.clock }),
         ...(o.pageSize !== undefined && { pageSize: o.pageSize }),

@@ -16,7 +16,7 @@ function samePort(a: PortInfo, b: PortInfo): boolean {
 }
 
 function sameEndpoint(a: EndpointInfo, b: EndpointInfo): boolean {
-  return a.hostname === b.hostname && a.ready === b.ready && sameList(a.addresses, b.addresses, sameString);
+  return a.hostname === b.hostname && a.podName === b.podName && a.ready === b.ready && sameList(a.addresses, b.addresses, sameString);
 }
 
 export function sameService(a: ServiceInfo, b: ServiceInfo): boolean {

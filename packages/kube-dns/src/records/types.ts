@@ -30,6 +30,11 @@ export interface EndpointInfo {
   addresses: string[];
   /** endpoint.hostname, '' when absent. */
   hostname: string;
+  /**
+   * The pod behind the endpoint (targetRef), only with --endpoint-pod-names and only when it is a
+   * valid DNS label: then it names an endpoint without a hostname. Absent otherwise (no memory).
+   */
+  podName?: string;
   /** conditions.ready, where absent counts as ready (the EndpointSlice API's rule). */
   ready: boolean;
 }
