@@ -20,6 +20,8 @@ import { DnsHandler } from './server/handler.js';
 import { TcpListener } from './server/tcp.js';
 import { UdpListener } from './server/udp.js';
 import type { KubeDnsOptions } from './options.js';
+import { NamespaceGate } from './zones/namespace-gate.js';
+import { namespaceFilter } from './zones/namespace-filter.js';
 import { VERSION } from './version.js';
 
 export interface KubeDnsInstance {
@@ -69,7 +71,18 @@ function readResolvConf(path: string, log: Logger): Nameserver[] {
 export async function startKubeDns(o: KubeDnsOptions, x: StartExtras): Promise<KubeDnsInstance> {
   const { log } = x;
   const zone = new Zone();
-  const resolveOpts: ResolveOptions = { zone: o.domain, ttl: o.ttl, pods: o.pods, serial: Math.floor(Date.now() / 1000), wildcards: o.wildcards };
+  // --namespaces / --namespace-labels (zones/): which namespaces are served at all
+  const zo = o.zones;
+  const gate = zo.namespaceLabels ? new NamespaceGate(zone, zo.namespaceLabels, () => zone.bumpGeneration()) : undefined;
+  const servesNamespace = namespaceFilter(zo.namespaces, gate);
+  const resolveOpts: ResolveOptions = {
+    zone: o.domain,
+    ttl: o.ttl,
+    pods: o.pods,
+    serial: Math.floor(Date.now() / 1000),
+    wildcards: o.wildcards,
+    ...(servesNamespace && { servesNamespace }),
+  };
   const resolvConfPath = x.resolvConfPath ?? '/etc/resolv.conf';
 
   const forwarder = new Forwarder({
@@ -191,7 +204,17 @@ export async function startKubeDns(o: KubeDnsOptions, x: StartExtras): Promise<K
   if (x.metricsPort !== undefined) servers.push(await listenHttp(app, o.healthzBindAddress, x.metricsPort, log, 'metrics HTTP'));
 
   // --- list/watch
-  sync = new KubeSync({ kc, zone, watchPods: o.pods === 'verified', sliceConversion: { podNames: o.zones.endpointPodNames }, log, ...x.kubeSync });
+  sync = new KubeSync({
+    kc,
+    zone: gate ?? zone,
+    watchPods: o.pods === 'verified',
+    sliceConversion: { podNames: zo.endpointPodNames },
+    namespaces: zo.namespaces,
+    ...(zo.labels && { serviceLabels: zo.labels }),
+    ...(gate && { namespaceGate: gate }),
+    log,
+    ...x.kubeSync,
+  });
   syncStarted = Date.now();
   sync.once('synced', () => log.info({ ms: Date.now() - syncStarted, ...zone.stats() }, 'initial sync with the API server done: ready'));
   const syncWarn = setInterval(() => {

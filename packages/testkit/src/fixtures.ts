@@ -1,6 +1,6 @@
 // Builders of the API objects kube-dns reads, typed as @kubernetes/client-node delivers them.
 // Feed them to the fake API server (`upsert('services', clusterIPService(...))`) or to pure code.
-import type { V1EndpointSlice, V1Pod, V1Service, V1ServicePort } from '@kubernetes/client-node';
+import type { V1EndpointSlice, V1Namespace, V1Pod, V1Service, V1ServicePort } from '@kubernetes/client-node';
 
 export interface PortSpec {
   name?: string;
@@ -115,4 +115,19 @@ export function pod(namespace: string, name: string, ips: string[]): V1Pod {
       podIPs: ips.map((ip) => ({ ip })),
     },
   };
+}
+
+/** A Namespace with the given labels (kube-apiserver adds kubernetes.io/metadata.name itself). */
+export function namespaceObject(name: string, labels: Record<string, string> = {}): V1Namespace {
+  return {
+    apiVersion: 'v1',
+    kind: 'Namespace',
+    metadata: { name, labels: { 'kubernetes.io/metadata.name': name, ...labels } },
+    status: { phase: 'Active' },
+  };
+}
+
+/** A copy of an object with these labels added (e.g. a Service for --labels). */
+export function withLabels<T extends { metadata?: { labels?: Record<string, string> } }>(o: T, labels: Record<string, string>): T {
+  return { ...o, metadata: { ...o.metadata, labels: { ...o.metadata?.labels, ...labels } } };
 }

@@ -175,6 +175,14 @@ export class Zone implements ZoneWriter, ZoneReader {
     this.gen++;
   }
 
+  /**
+   * Something outside the zone's objects changed what it answers (a namespace started or stopped
+   * matching --namespace-labels): answers that depend on '*' must go.
+   */
+  bumpGeneration(): void {
+    this.gen++;
+  }
+
   // ---- reader (for the resolver) ----
 
   getService(namespace: string, name: string): ServiceEntry | undefined {

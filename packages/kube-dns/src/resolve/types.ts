@@ -16,6 +16,12 @@ export interface ResolveOptions {
    * Kubernetes name can match.
    */
   wildcards?: boolean;
+  /**
+   * --namespaces / --namespace-labels: whether a namespace is served. Unset (the default) serves
+   * all. Services of other namespaces never reach the zone; this is for the names that need no
+   * object (insecure pod names, `<ns>.pod`).
+   */
+  servesNamespace?: (namespace: string) => boolean;
 }
 
 /**

@@ -1,6 +1,6 @@
 // A fake kube-apiserver over real HTTP(S), for tests: the one stand-in of this project. It speaks
 // the protocol @kubernetes/client-node (and client-go) use, so the code under test runs unmodified:
-//   GET /api/v1[/namespaces/<ns>]/{services,pods,configmaps,events}[/<name>]
+//   GET /api/v1[/namespaces/<ns>]/{services,pods,configmaps,events}[/<name>], GET /api/v1/namespaces[/<name>]
 //   POST to a namespaced collection (create), PATCH with a merge patch on an object (writes.ts):
 //     what the Event recorders do; tests read the Events back with list('events')
 //   GET /apis/discovery.k8s.io/v1[/namespaces/<ns>]/endpointslices[/<name>]
@@ -220,7 +220,7 @@ export async function startFakeApiServer(opts: FakeApiServerOptions = {}): Promi
   };
 
   const getOne = (p: ParsedPath, reply: (c: number, b: unknown) => void): void => {
-    const o = store.get(p.resource.name, p.namespace ?? 'default', p.name!);
+    const o = store.get(p.resource.name, p.resource.clusterScoped ? '' : (p.namespace ?? 'default'), p.name!);
     if (!o) {
       const s = status(404, `${p.resource.name}${p.resource.group ? '.' + p.resource.group : ''} "${p.name}" not found`);
       return reply(404, s);

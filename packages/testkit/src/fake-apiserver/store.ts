@@ -67,8 +67,9 @@ export class ObjectStore {
     const copy = JSON.parse(JSON.stringify(obj)) as KubeObject;
     const meta = (copy.metadata ??= {});
     if (!meta.name) throw new Error(`fake-apiserver: ${resource} object without metadata.name`);
-    meta.namespace ??= 'default';
-    const k = key(meta.namespace, meta.name);
+    if (RESOURCES[resource].clusterScoped) delete meta.namespace;
+    else meta.namespace ??= 'default';
+    const k = key(meta.namespace ?? '', meta.name);
     const prev = this.bucket(resource).get(k);
     this.rv++;
     meta.resourceVersion = String(this.rv);
@@ -77,7 +78,7 @@ export class ObjectStore {
     copy.kind = RESOURCES[resource].kind;
     copy.apiVersion = RESOURCES[resource].apiVersion;
     this.bucket(resource).set(k, copy);
-    this.record({ rv: this.rv, resource, namespace: meta.namespace, type: prev ? 'MODIFIED' : 'ADDED', object: copy });
+    this.record({ rv: this.rv, resource, namespace: meta.namespace ?? '', type: prev ? 'MODIFIED' : 'ADDED', object: copy });
     return copy;
   }
 
