@@ -82,6 +82,7 @@ export async function startKubeDns(o: KubeDnsOptions, x: StartExtras): Promise<K
     serial: Math.floor(Date.now() / 1000),
     wildcards: o.wildcards,
     ...(servesNamespace && { servesNamespace }),
+    ...(zo.ignoreEmptyService && { ignoreEmptyService: true }),
   };
   const resolvConfPath = x.resolvConfPath ?? '/etc/resolv.conf';
 

@@ -22,6 +22,8 @@ export interface ResolveOptions {
    * object (insecure pod names, `<ns>.pod`).
    */
   servesNamespace?: (namespace: string) => boolean;
+  /** --ignore-empty-service: a ClusterIP service without a ready endpoint is NXDOMAIN (with all below it). */
+  ignoreEmptyService?: boolean;
 }
 
 /**
