@@ -22,6 +22,7 @@ import { UdpListener } from './server/udp.js';
 import type { KubeDnsOptions } from './options.js';
 import { NamespaceGate } from './zones/namespace-gate.js';
 import { namespaceFilter } from './zones/namespace-filter.js';
+import { externalZones } from './zones/external.js';
 import { VERSION } from './version.js';
 
 export interface KubeDnsInstance {
@@ -84,6 +85,7 @@ export async function startKubeDns(o: KubeDnsOptions, x: StartExtras): Promise<K
     ...(servesNamespace && { servesNamespace }),
     ...(zo.ignoreEmptyService && { ignoreEmptyService: true }),
   };
+  if (zo.externalZones.length) resolveOpts.external = externalZones(zo.externalZones, zo.externalNs, resolveOpts);
   const resolvConfPath = x.resolvConfPath ?? '/etc/resolv.conf';
 
   const forwarder = new Forwarder({
@@ -210,6 +212,7 @@ export async function startKubeDns(o: KubeDnsOptions, x: StartExtras): Promise<K
     zone: gate ?? zone,
     watchPods: o.pods === 'verified',
     sliceConversion: { podNames: zo.endpointPodNames },
+    serviceConversion: { external: zo.externalZones.length > 0 },
     namespaces: zo.namespaces,
     ...(zo.labels && { serviceLabels: zo.labels }),
     ...(gate && { namespaceGate: gate }),

@@ -122,7 +122,7 @@ export function parseOptions(argv: readonly string[]): KubeDnsOptions {
   }
   const lameduckMs = Number(v.lameduck);
   if (!(lameduckMs >= 0)) throw new FlagError(`--lameduck=${String(v.lameduck)}: must be 0 or more`);
-  const zones = parseZoneOptions(v);
+  const zones = parseZoneOptions(v, domainRaw);
   return {
     zones,
     maxConcurrentForwards,

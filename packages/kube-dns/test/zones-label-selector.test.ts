@@ -34,5 +34,5 @@ test('a malformed selector is one clear flag error at start', () => {
 
 test('zone options are all off by default', () => {
   const z = parseOptions([]).zones;
-  assert.deepEqual(z, { endpointPodNames: false, namespaces: [], ignoreEmptyService: false });
+  assert.deepEqual(z, { endpointPodNames: false, namespaces: [], ignoreEmptyService: false, externalZones: [] });
 });

@@ -1,5 +1,6 @@
 // Builders of the API objects kube-dns reads, typed as @kubernetes/client-node delivers them.
 // Feed them to the fake API server (`upsert('services', clusterIPService(...))`) or to pure code.
+import { isIP } from 'node:net';
 import type { V1EndpointSlice, V1Namespace, V1Pod, V1Service, V1ServicePort } from '@kubernetes/client-node';
 
 export interface PortSpec {
@@ -130,4 +131,22 @@ export function namespaceObject(name: string, labels: Record<string, string> = {
 /** A copy of an object with these labels added (e.g. a Service for --labels). */
 export function withLabels<T extends { metadata?: { labels?: Record<string, string> } }>(o: T, labels: Record<string, string>): T {
   return { ...o, metadata: { ...o.metadata, labels: { ...o.metadata?.labels, ...labels } } };
+}
+
+/**
+ * A Service of type LoadBalancer (or ClusterIP with `externalIPs` only) as seen once the cloud
+ * controller assigned its ingress: `ingress` items are IPs or host names.
+ */
+export function externalService(
+  namespace: string,
+  name: string,
+  clusterIP: string,
+  o: { ingress?: string[]; externalIPs?: string[]; ports?: PortSpec[] },
+): V1Service {
+  const base = clusterIPService(namespace, name, [clusterIP], o.ports ?? []);
+  return {
+    ...base,
+    spec: { ...base.spec, type: o.ingress ? 'LoadBalancer' : 'ClusterIP', ...(o.externalIPs && { externalIPs: o.externalIPs }) },
+    status: { loadBalancer: { ingress: (o.ingress ?? []).map((i) => (isIP(i) ? { ip: i } : { hostname: i })) } },
+  };
 }

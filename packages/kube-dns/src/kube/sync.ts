@@ -4,7 +4,7 @@
 import { EventEmitter } from 'node:events';
 import type { KubeConfig, V1EndpointSlice, V1Namespace, V1Service } from '@kubernetes/client-node';
 import type { Logger } from '@kube-dns/config';
-import { podFromKube, serviceFromKube, sliceFromKube, type SliceConversion } from '../records/from-kube.js';
+import { podFromKube, serviceFromKube, sliceFromKube, type ServiceConversion, type SliceConversion } from '../records/from-kube.js';
 import type { ZoneWriter } from '../records/types.js';
 import { matchesLabels, type LabelSelector } from '../zones/label-selector.js';
 import type { NamespaceGate } from '../zones/namespace-gate.js';
@@ -20,6 +20,8 @@ export interface KubeSyncOptions {
   watchPods: boolean;
   /** What the EndpointSlice conversion keeps (--endpoint-pod-names). */
   sliceConversion?: SliceConversion;
+  /** What the Service conversion keeps (--external-zone). */
+  serviceConversion?: ServiceConversion;
   /** --namespaces: list and watch only these (one list/watch per namespace and resource). */
   namespaces?: readonly string[];
   /** --labels: Services whose labels do not match are left out (and removed when they stop matching). */
@@ -60,8 +62,9 @@ function handlerFor(resource: WatchedResource, o: KubeSyncOptions): ReflectorHan
   switch (resource) {
     case 'services': {
       const sel = o.serviceLabels;
+      const conv = o.serviceConversion ?? {};
       // a Service that stops matching --labels converts to nothing: converting() removes it
-      const convert = sel ? (s: V1Service) => (matchesLabels(sel, s.metadata?.labels) ? serviceFromKube(s) : undefined) : serviceFromKube;
+      const convert = (s: V1Service) => (sel && !matchesLabels(sel, s.metadata?.labels) ? undefined : serviceFromKube(s, conv));
       return converting(convert, (s) => zone.setService(s), (ns, name) => zone.deleteService(ns, name));
     }
     case 'endpointslices': {

@@ -24,12 +24,27 @@ function ips(list: (string | undefined)[]): string[] {
   return out;
 }
 
-export function serviceFromKube(o: V1Service): ServiceInfo | undefined {
+/** What the external zone needs of a Service: its addresses reachable from outside the cluster. */
+function externalOf(o: V1Service): { ips: string[]; hostname: string } {
+  const ingress = o.status?.loadBalancer?.ingress ?? [];
+  const hostname = (ingress.find((i) => i.hostname)?.hostname ?? '').toLowerCase().replace(/\.$/, '');
+  return { ips: ips([...ingress.map((i) => i.ip), ...(o.spec?.externalIPs ?? [])]), hostname };
+}
+
+/** Options of the Service conversion. */
+export interface ServiceConversion {
+  /** --external-zone: keep LoadBalancer ingress and externalIPs. */
+  external?: boolean;
+}
+
+export function serviceFromKube(o: V1Service, conv: ServiceConversion = {}): ServiceInfo | undefined {
   const namespace = o.metadata?.namespace;
   const name = o.metadata?.name;
   if (!namespace || !name) return undefined;
   const spec = o.spec ?? {};
+  const ext = conv.external && spec.type !== 'ExternalName' ? externalOf(o) : undefined;
   const base = {
+    ...(ext && (ext.ips.length > 0 || ext.hostname !== '') && { external: ext }),
     namespace,
     name,
     ports: ports(spec.ports),

@@ -23,6 +23,11 @@ export interface ServiceInfo {
   ports: PortInfo[];
   /** spec.publishNotReadyAddresses or the tolerate-unready-endpoints annotation. */
   publishNotReadyAddresses: boolean;
+  /**
+   * --external-zone only (absent otherwise, so no memory): status.loadBalancer.ingress IPs, then
+   * spec.externalIPs, normalised, once each; and the first ingress hostname ('' when none).
+   */
+  external?: { ips: string[]; hostname: string };
 }
 
 export interface EndpointInfo {

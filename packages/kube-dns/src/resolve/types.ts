@@ -24,6 +24,10 @@ export interface ResolveOptions {
   servesNamespace?: (namespace: string) => boolean;
   /** --ignore-empty-service: a ClusterIP service without a ready endpoint is NXDOMAIN (with all below it). */
   ignoreEmptyService?: boolean;
+  /** SOA MNAME; default `ns.dns.<zone>`. */
+  mname?: string;
+  /** --external-zone (zones/external.ts); unset when none is given. */
+  external?: import('../zones/external.js').ExternalZone[];
 }
 
 /**

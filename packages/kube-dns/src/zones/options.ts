@@ -1,7 +1,7 @@
 // The zone options (CoreDNS `kubernetes` plugin counterparts), each off by default so the
 // original kube-dns behaviour stays. Flags here; options.ts spreads ZONE_FLAGS and calls
 // parseZoneOptions so the whole block merges as one piece.
-import { FlagError, type FlagSpecs, type FlagValue, isDns1123Label } from '@kube-dns/config';
+import { FlagError, type FlagSpecs, type FlagValue, isDns1123Label, isDns1123Subdomain } from '@kube-dns/config';
 import { parseLabelSelector, type LabelSelector } from './label-selector.js';
 
 export const ZONE_FLAGS: FlagSpecs = {
@@ -14,6 +14,12 @@ export const ZONE_FLAGS: FlagSpecs = {
   labels: { type: 'string', default: '', help: 'label selector: serve only Services whose labels match (e.g. "tier!=internal,app in (a,b)")' },
   'namespace-labels': { type: 'string', default: '', help: 'label selector: serve only namespaces whose labels match (watches Namespaces)' },
   'ignore-empty-service': { type: 'bool', default: false, help: 'NXDOMAIN for a ClusterIP service name while it has no ready endpoint' },
+  'external-zone': {
+    type: 'strings',
+    default: [],
+    help: 'answer <svc>.<ns>.<zone> with the LoadBalancer ingress and externalIPs of Services (repeatable, or comma-separated)',
+  },
+  'external-ns': { type: 'string', default: '', help: 'NS of the external zones\' apex (default ns1.dns.<zone>)' },
 };
 
 export interface ZoneOptions {
@@ -24,7 +30,19 @@ export interface ZoneOptions {
   labels?: LabelSelector;
   namespaceLabels?: LabelSelector;
   ignoreEmptyService: boolean;
+  /** Lower-case, no trailing dot. */
+  externalZones: string[];
+  /** Lower-case, no trailing dot; undefined: ns1.dns.<zone>. */
+  externalNs?: string;
 }
+
+function hostName(flag: string, raw: string): string {
+  const name = raw.trim().replace(/\.$/, '').toLowerCase();
+  if (!isDns1123Subdomain(name)) throw new FlagError(`--${flag}=${raw}: not a valid DNS name`);
+  return name;
+}
+
+const within = (name: string, zone: string): boolean => name === zone || name.endsWith(`.${zone}`);
 
 function selector(flag: string, raw: FlagValue | undefined): LabelSelector | undefined {
   const text = String(raw ?? '').trim();
@@ -36,14 +54,28 @@ function selector(flag: string, raw: FlagValue | undefined): LabelSelector | und
   }
 }
 
-export function parseZoneOptions(v: Record<string, FlagValue>): ZoneOptions {
+/** `clusterDomain`: the --domain, lower-case without the trailing dot (an external zone may not overlap it). */
+export function parseZoneOptions(v: Record<string, FlagValue>, clusterDomain: string): ZoneOptions {
   const namespaces = [...new Set(String(v.namespaces ?? '').split(',').map((s) => s.trim()).filter(Boolean))].sort();
   for (const ns of namespaces) {
     if (!isDns1123Label(ns)) throw new FlagError(`--namespaces: ${JSON.stringify(ns)} is not a valid namespace name (a DNS-1123 label)`);
   }
   const labels = selector('labels', v.labels);
   const namespaceLabels = selector('namespace-labels', v['namespace-labels']);
+  const externalZones: string[] = [];
+  for (const raw of ((v['external-zone'] ?? []) as string[]).flatMap((x) => x.split(',')).filter((x) => x.trim() !== '')) {
+    const z = hostName('external-zone', raw);
+    if (within(z, clusterDomain) || within(clusterDomain, z)) throw new FlagError(`--external-zone=${raw}: overlaps the cluster domain ${clusterDomain}`);
+    if (z.endsWith('.arpa')) throw new FlagError(`--external-zone=${raw}: reverse zones are the cluster's`);
+    const clash = externalZones.find((o) => within(z, o) || within(o, z));
+    if (clash !== undefined) throw new FlagError(`--external-zone=${raw}: overlaps --external-zone=${clash}`);
+    externalZones.push(z);
+  }
+  const nsRaw = String(v['external-ns'] ?? '').trim();
+  const externalNs = nsRaw ? hostName('external-ns', nsRaw) : undefined;
   return {
+    externalZones,
+    ...(externalNs !== undefined && { externalNs }),
     endpointPodNames: v['endpoint-pod-names'] === true,
     namespaces,
     ...(labels && { labels }),
