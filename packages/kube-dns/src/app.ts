@@ -102,7 +102,7 @@ export async function startKubeDns(o: KubeDnsOptions, x: StartExtras): Promise<K
 
   let sync: KubeSync | undefined;
   const isSynced = () => sync?.synced ?? false;
-  const metrics = new KubeDnsMetrics(
+  const metrics: KubeDnsMetrics = new KubeDnsMetrics(
     { skydnsNamespace: x.skydnsNamespace, skydnsSubsystem: x.skydnsSubsystem },
     {
       records: () => {
@@ -156,7 +156,7 @@ export async function startKubeDns(o: KubeDnsOptions, x: StartExtras): Promise<K
   }
 
   // --- DNS
-  const handler = new DnsHandler({
+  const handler: DnsHandler = new DnsHandler({
     zone,
     resolve: (name, qtype, lname) => resolve(zone, name, qtype, resolveOpts, lname),
     forwarder,
