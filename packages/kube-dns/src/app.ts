@@ -23,6 +23,8 @@ import type { KubeDnsOptions } from './options.js';
 import { NamespaceGate } from './zones/namespace-gate.js';
 import { namespaceFilter } from './zones/namespace-filter.js';
 import { externalZones } from './zones/external.js';
+import { SerialClock } from './transfer/serial.js';
+import { ZoneTransfer } from './transfer/transfer.js';
 import { VERSION } from './version.js';
 
 export interface KubeDnsInstance {
@@ -85,6 +87,12 @@ export async function startKubeDns(o: KubeDnsOptions, x: StartExtras): Promise<K
     ...(servesNamespace && { servesNamespace }),
     ...(zo.ignoreEmptyService && { ignoreEmptyService: true }),
   };
+  if (zo.transfer) {
+    // the serial must grow with every change, or a secondary keeps its old copy
+    const serial = new SerialClock(zone);
+    Object.defineProperty(resolveOpts, 'serial', { get: () => serial.current(), enumerable: true });
+    resolveOpts.dynamicSerial = true;
+  }
   if (zo.externalZones.length) resolveOpts.external = externalZones(zo.externalZones, zo.externalNs, resolveOpts);
   const resolvConfPath = x.resolvConfPath ?? '/etc/resolv.conf';
 
@@ -155,6 +163,11 @@ export async function startKubeDns(o: KubeDnsOptions, x: StartExtras): Promise<K
     applyConfig(defaultConfig());
   }
 
+  // --- zone transfer (--transfer-to)
+  const transfer = zo.transfer
+    ? new ZoneTransfer({ zone, cluster: resolveOpts, external: resolveOpts.external ?? [], acl: zo.transfer, log, registry: metrics.registry })
+    : undefined;
+
   // --- DNS
   const handler: DnsHandler = new DnsHandler({
     zone,
@@ -165,6 +178,7 @@ export async function startKubeDns(o: KubeDnsOptions, x: StartExtras): Promise<K
     observer: metrics,
     cacheEntries: o.responseCacheEntries,
     cacheBytes: o.responseCacheBytes,
+    ...(transfer && { transfer }),
     ...(o.logQueries > 0 && { queryLog: new QueryLog({ rate: o.logQueries, maxPerSecond: o.logQueriesMaxRate, log }) }),
   });
   // UDP and TCP on one port. With --dns-port=0 (tests) the number UDP picks may be taken on TCP:
@@ -189,6 +203,10 @@ export async function startKubeDns(o: KubeDnsOptions, x: StartExtras): Promise<K
   }
   log.info({ address: o.dnsBindAddress, port: dnsPort, domain: o.domain }, 'serving DNS over UDP and TCP');
   void forwarder.startLoopChecks();
+  if (transfer) {
+    transfer.start();
+    log.info({ to: zo.transfer!.entries, zones: [o.domain, ...zo.externalZones] }, 'zone transfer allowed');
+  }
 
   // --- HTTP
   let syncStarted = 0;
@@ -249,6 +267,7 @@ export async function startKubeDns(o: KubeDnsOptions, x: StartExtras): Promise<K
     },
     stop: async () => {
       clearInterval(syncWarn);
+      transfer?.stop();
       await Promise.all([udp.close(), tcp.close()]);
       await sync?.stop();
       await source?.stop();

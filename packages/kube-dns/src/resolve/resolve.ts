@@ -96,7 +96,8 @@ function resolveInZone(ctx: Ctx, lname: string): Resolution {
 
 function resolveApex(ctx: Ctx): Resolution {
   const { opts, qtype, owner } = ctx;
-  if (qtype === 'SOA') return positive(opts, [soa(owner, opts)], [], 'static');
+  // with zone transfer on the serial follows every change: the cached SOA must too
+  if (qtype === 'SOA') return positive(opts, [soa(owner, opts)], [], opts.dynamicSerial ? '*' : 'static');
   if (qtype === 'NS') {
     return positive(opts, [{ name: owner, type: 'NS', ttl: opts.ttl, class: 'IN', data: `ns.dns.${opts.zone}` }], [], 'static');
   }

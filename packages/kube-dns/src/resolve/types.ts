@@ -24,6 +24,8 @@ export interface ResolveOptions {
   servesNamespace?: (namespace: string) => boolean;
   /** --ignore-empty-service: a ClusterIP service without a ready endpoint is NXDOMAIN (with all below it). */
   ignoreEmptyService?: boolean;
+  /** `serial` changes with the zone (--transfer-to): an apex SOA answer depends on every change. */
+  dynamicSerial?: boolean;
   /** SOA MNAME; default `ns.dns.<zone>`. */
   mname?: string;
   /** --external-zone (zones/external.ts); unset when none is given. */

@@ -23,7 +23,10 @@ export interface ExternalZone {
 export function externalZones(names: readonly string[], ns: string | undefined, base: ResolveOptions): ExternalZone[] {
   return names.map((name) => {
     const nsName = ns ?? `ns1.dns.${name}`;
-    return { name, ns: nsName, opts: { ...base, zone: name, mname: nsName } };
+    const opts: ResolveOptions = { ...base, zone: name, mname: nsName };
+    // the serial is the cluster's, which may move (--transfer-to): read it through
+    Object.defineProperty(opts, 'serial', { get: () => base.serial, enumerable: true });
+    return { name, ns: nsName, opts };
   });
 }
 
@@ -41,7 +44,7 @@ const isV6 = (ip: string): boolean => ip.includes(':');
 export function resolveExternal(zone: Zone, owner: string, lower: string, qtype: string, ez: ExternalZone): Resolution {
   const { opts } = ez;
   if (lower.length === ez.name.length) {
-    if (qtype === 'SOA') return positive(opts, [soa(owner, opts)], [], 'static');
+    if (qtype === 'SOA') return positive(opts, [soa(owner, opts)], [], opts.dynamicSerial ? '*' : 'static');
     if (qtype === 'NS') return positive(opts, [{ name: owner, type: 'NS', ttl: opts.ttl, class: 'IN', data: ez.ns }], [], 'static');
     return nodata(opts, 'static');
   }

@@ -3,6 +3,7 @@
 // parseZoneOptions so the whole block merges as one piece.
 import { FlagError, type FlagSpecs, type FlagValue, isDns1123Label, isDns1123Subdomain } from '@kube-dns/config';
 import { parseLabelSelector, type LabelSelector } from './label-selector.js';
+import { parseTransferTo, type TransferAcl } from '../transfer/acl.js';
 
 export const ZONE_FLAGS: FlagSpecs = {
   'endpoint-pod-names': {
@@ -19,6 +20,11 @@ export const ZONE_FLAGS: FlagSpecs = {
     default: [],
     help: 'answer <svc>.<ns>.<zone> with the LoadBalancer ingress and externalIPs of Services (repeatable, or comma-separated)',
   },
+  'transfer-to': {
+    type: 'string',
+    default: '',
+    help: 'allow AXFR of the cluster and external zones (TCP) from these CIDRs and IP[:port]s, comma-separated; the IP[:port]s also get NOTIFY on change',
+  },
   'external-ns': { type: 'string', default: '', help: 'NS of the external zones\' apex (default ns1.dns.<zone>)' },
 };
 
@@ -34,6 +40,8 @@ export interface ZoneOptions {
   externalZones: string[];
   /** Lower-case, no trailing dot; undefined: ns1.dns.<zone>. */
   externalNs?: string;
+  /** --transfer-to; undefined: zone transfer off. */
+  transfer?: TransferAcl;
 }
 
 function hostName(flag: string, raw: string): string {
@@ -73,7 +81,17 @@ export function parseZoneOptions(v: Record<string, FlagValue>, clusterDomain: st
   }
   const nsRaw = String(v['external-ns'] ?? '').trim();
   const externalNs = nsRaw ? hostName('external-ns', nsRaw) : undefined;
+  const transferRaw = String(v['transfer-to'] ?? '').trim();
+  let transfer: TransferAcl | undefined;
+  if (transferRaw) {
+    try {
+      transfer = parseTransferTo(transferRaw);
+    } catch (e) {
+      throw new FlagError(`--transfer-to=${transferRaw}: ${(e as Error).message}`);
+    }
+  }
   return {
+    ...(transfer && { transfer }),
     externalZones,
     ...(externalNs !== undefined && { externalNs }),
     endpointPodNames: v['endpoint-pod-names'] === true,
