@@ -25,6 +25,10 @@ import { namespaceFilter } from './zones/namespace-filter.js';
 import { externalZones } from './zones/external.js';
 import { SerialClock } from './transfer/serial.js';
 import { ZoneTransfer } from './transfer/transfer.js';
+import type { TransferAcl } from './transfer/acl.js';
+import { LiveZoneOptions } from './zones/live.js';
+import { encodeRcode } from './server/encode.js';
+import { RCODE } from './server/wire.js';
 import { VERSION } from './version.js';
 
 export interface KubeDnsInstance {
@@ -87,12 +91,6 @@ export async function startKubeDns(o: KubeDnsOptions, x: StartExtras): Promise<K
     ...(servesNamespace && { servesNamespace }),
     ...(zo.ignoreEmptyService && { ignoreEmptyService: true }),
   };
-  if (zo.transfer) {
-    // the serial must grow with every change, or a secondary keeps its old copy
-    const serial = new SerialClock(zone);
-    Object.defineProperty(resolveOpts, 'serial', { get: () => serial.current(), enumerable: true });
-    resolveOpts.dynamicSerial = true;
-  }
   if (zo.externalZones.length) resolveOpts.external = externalZones(zo.externalZones, zo.externalNs, resolveOpts);
   const resolvConfPath = x.resolvConfPath ?? '/etc/resolv.conf';
 
@@ -135,8 +133,10 @@ export async function startKubeDns(o: KubeDnsOptions, x: StartExtras): Promise<K
 
   // --- config: ConfigMap directory, or the static --nameservers
   let config = defaultConfig();
+  let liveZones: LiveZoneOptions | undefined;
   const applyConfig = (c: KubeDnsConfig) => {
     config = c;
+    liveZones?.apply(c.zoneOverrides);
     const choice = chooseUpstreams(c, o.nameservers, readResolvConf(resolvConfPath, log), { addresses: [o.dnsBindAddress], port: o.dnsPort });
     for (const r of choice.refused) log.error({ server: r.server.raw }, `refusing upstream nameserver: ${r.reason}`);
     if (choice.servers.length === 0) log.warn({ source: choice.source }, 'no upstream nameservers: names outside the cluster get SERVFAIL');
@@ -163,10 +163,20 @@ export async function startKubeDns(o: KubeDnsOptions, x: StartExtras): Promise<K
     applyConfig(defaultConfig());
   }
 
-  // --- zone transfer (--transfer-to)
-  const transfer = zo.transfer
-    ? new ZoneTransfer({ zone, cluster: resolveOpts, external: resolveOpts.external ?? [], acl: zo.transfer, log, registry: metrics.registry })
-    : undefined;
+  // --- zone transfer (--transfer-to or the ConfigMap key transferTo): made on first use
+  let transfer: ZoneTransfer | undefined;
+  const setTransfer = (acl: TransferAcl | undefined): void => {
+    if (acl && !transfer) {
+      // the serial must grow with every change from now on, or a secondary keeps its old copy
+      const serial = new SerialClock(zone);
+      Object.defineProperty(resolveOpts, 'serial', { get: () => serial.current(), enumerable: true, configurable: true });
+      resolveOpts.dynamicSerial = true;
+      transfer = new ZoneTransfer({ zone, cluster: resolveOpts, external: resolveOpts.external ?? [], log, registry: metrics.registry });
+      handler?.cache.clear(); // apex SOA answers cached with the fixed serial
+    }
+    transfer?.setAcl(acl);
+    if (acl) log.info({ to: acl.entries, zones: [o.domain, ...zo.externalZones] }, 'zone transfer allowed');
+  };
 
   // --- DNS
   const handler: DnsHandler = new DnsHandler({
@@ -178,7 +188,9 @@ export async function startKubeDns(o: KubeDnsOptions, x: StartExtras): Promise<K
     observer: metrics,
     cacheEntries: o.responseCacheEntries,
     cacheBytes: o.responseCacheBytes,
-    ...(transfer && { transfer }),
+    transfer: {
+      answer: (query, q, transport, address) => (transfer ? transfer.answer(query, q, transport, address) : encodeRcode(query, q, RCODE.REFUSED)),
+    },
     ...(o.logQueries > 0 && { queryLog: new QueryLog({ rate: o.logQueries, maxPerSecond: o.logQueriesMaxRate, log }) }),
   });
   // UDP and TCP on one port. With --dns-port=0 (tests) the number UDP picks may be taken on TCP:
@@ -203,10 +215,9 @@ export async function startKubeDns(o: KubeDnsOptions, x: StartExtras): Promise<K
   }
   log.info({ address: o.dnsBindAddress, port: dnsPort, domain: o.domain }, 'serving DNS over UDP and TCP');
   void forwarder.startLoopChecks();
-  if (transfer) {
-    transfer.start();
-    log.info({ to: zo.transfer!.entries, zones: [o.domain, ...zo.externalZones] }, 'zone transfer allowed');
-  }
+  // ConfigMap keys over the zone flags (zones/live.ts): now, and on every change of the ConfigMap
+  liveZones = new LiveZoneOptions({ flags: zo, resolveOpts, log, clearCache: () => handler.cache.clear(), setTransfer });
+  liveZones.apply(config.zoneOverrides);
 
   // --- HTTP
   let syncStarted = 0;

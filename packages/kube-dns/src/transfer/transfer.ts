@@ -18,13 +18,12 @@ import { clusterZoneRecords, externalZoneRecords } from './records.js';
 export const TYPE_IXFR = 251;
 export const TYPE_AXFR = 252;
 
-export type RefusedReason = 'udp' | 'address' | 'zone';
+export type RefusedReason = 'udp' | 'address' | 'zone' | 'off';
 
 export interface ZoneTransferOptions {
   zone: Zone;
   cluster: ResolveOptions;
   external: readonly ExternalZone[];
-  acl: TransferAcl;
   log: Logger;
   registry: Registry;
   /** How often to look for changes to notify about (default 1 s). */
@@ -33,14 +32,38 @@ export interface ZoneTransferOptions {
 
 export class ZoneTransfer {
   private readonly notifier: Notifier;
-  private readonly transfers: client.Counter<'zone'>;
-  private readonly refused: client.Counter<'reason'>;
+  private transfers!: client.Counter<'zone'>;
+  private refused!: client.Counter<'reason'>;
   private timer: NodeJS.Timeout | undefined;
   private notifiedGen: number;
+  private acl: TransferAcl | undefined;
+  private metricsReady = false;
 
   constructor(private readonly o: ZoneTransferOptions) {
     this.notifier = new Notifier(o.log);
     this.notifiedGen = o.zone.generation;
+  }
+
+  /**
+   * Who may transfer and who gets NOTIFY (--transfer-to, or the ConfigMap key transferTo, live);
+   * undefined turns transfers off (every request REFUSED).
+   */
+  setAcl(acl: TransferAcl | undefined): void {
+    this.acl = acl;
+    if (acl) this.registerMetrics();
+    clearInterval(this.timer);
+    this.timer = undefined;
+    if (acl && acl.notify.length > 0) {
+      this.timer = setInterval(() => this.check(), this.o.checkEveryMs ?? 1000);
+      this.timer.unref();
+    }
+  }
+
+  /** The metrics exist from the first time transfers are on (a cluster without them sees none). */
+  private registerMetrics(): void {
+    if (this.metricsReady) return;
+    this.metricsReady = true;
+    const o = this.o;
     this.transfers = new client.Counter({
       name: 'kubedns_zone_transfers_total',
       help: 'Zone transfers (AXFR) served, by zone.',
@@ -70,12 +93,13 @@ export class ZoneTransfer {
   /** The reply to an AXFR/IXFR question: the whole zone as framed TCP messages, or REFUSED. */
   answer(query: Buffer, q: ParsedQuery, transport: Transport, address: string | undefined): Buffer {
     const refuse = (reason: RefusedReason): Buffer => {
-      this.refused.inc({ reason });
+      if (this.metricsReady) this.refused.inc({ reason });
       this.o.log.info({ client: address, zone: q.lname, transport, reason }, 'zone transfer refused');
       return encodeRcode(query, q, RCODE.REFUSED);
     };
+    if (!this.acl) return refuse('off');
     if (transport !== 'tcp') return refuse('udp');
-    if (!allowed(this.o.acl, address)) return refuse('address');
+    if (!allowed(this.acl, address)) return refuse('address');
     const name = q.lname;
     let records;
     if (name === this.o.cluster.zone) records = clusterZoneRecords(this.o.zone, this.o.cluster);
@@ -89,13 +113,6 @@ export class ZoneTransfer {
     return encodeTransfer(q.id, q.name, records, q.qtype === TYPE_IXFR ? 'IXFR' : 'AXFR');
   }
 
-  /** Starts looking for changes to NOTIFY about. */
-  start(): void {
-    if (this.o.acl.notify.length === 0) return;
-    this.timer = setInterval(() => this.check(), this.o.checkEveryMs ?? 1000);
-    this.timer.unref();
-  }
-
   private check(): void {
     const g = this.o.zone.generation;
     if (g === this.notifiedGen) return;
@@ -103,7 +120,7 @@ export class ZoneTransfer {
     const zones = [{ name: this.o.cluster.zone, opts: this.o.cluster }, ...this.o.external];
     for (const z of zones) {
       const record = soa(z.name, z.opts);
-      for (const to of this.o.acl.notify) this.notifier.notify(to, z.name, record);
+      for (const to of this.acl?.notify ?? []) this.notifier.notify(to, z.name, record);
     }
   }
 

@@ -26,6 +26,7 @@ export function externalZones(names: readonly string[], ns: string | undefined, 
     const opts: ResolveOptions = { ...base, zone: name, mname: nsName };
     // the serial is the cluster's, which may move (--transfer-to): read it through
     Object.defineProperty(opts, 'serial', { get: () => base.serial, enumerable: true });
+    Object.defineProperty(opts, 'dynamicSerial', { get: () => base.dynamicSerial, enumerable: true });
     return { name, ns: nsName, opts };
   });
 }
