@@ -6,7 +6,7 @@ import { ConfigDirSource, defaultConfig, type KubeDnsConfig, type Logger, type N
 import { chooseUpstreams } from './forward/upstreams.js';
 import { Forwarder } from './forward/forwarder.js';
 import { registerForwardCapMetrics } from './forward/metrics.js';
-import { KubeDnsMetrics } from './http/metrics.js';
+import { KubeDnsMetrics, registerMalformedMetrics } from './http/metrics.js';
 import { createHttpApp, listenHttp } from './http/server.js';
 import { kubeDnsEventRecorder, reportConfigEvents } from './events/config-events.js';
 import { QueryLog } from './querylog/query-log.js';
@@ -193,6 +193,7 @@ export async function startKubeDns(o: KubeDnsOptions, x: StartExtras): Promise<K
     },
     ...(o.logQueries > 0 && { queryLog: new QueryLog({ rate: o.logQueries, maxPerSecond: o.logQueriesMaxRate, log }) }),
   });
+  registerMalformedMetrics(metrics.registry, handler.malformed);
   // UDP and TCP on one port. With --dns-port=0 (tests) the number UDP picks may be taken on TCP:
   // then try another number.
   let udp: UdpListener;
