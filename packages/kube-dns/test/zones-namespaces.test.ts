@@ -59,6 +59,10 @@ test('--labels: only matching Services are served; a relabel moves a Service in 
     assert.equal(await a(c, `public.default.svc.${Z}`), 'NXDOMAIN');
     assert.deepEqual(await a(c, `secret.default.svc.${Z}`), ['10.5.0.2']);
   }, 5000);
+  // the API server filters: left-out Services never travel nor are tracked
+  const svcReqs = c.api.requests.filter((r) => r.resource === 'services');
+  assert.ok(svcReqs.length >= 2 && svcReqs.every((r) => r.query['labelSelector'] === 'dns notin (off)'), JSON.stringify(svcReqs.map((r) => r.query)));
+  assert.equal(c.dns.sync.stats().services?.objects, 1);
 });
 
 test('--namespace-labels: only namespaces whose labels match; labelling and unlabelling a namespace takes effect live', async () => {

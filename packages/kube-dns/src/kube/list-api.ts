@@ -48,13 +48,18 @@ export function watchPath(resource: WatchedResource, namespace?: string): string
   return `${base}/namespaces/${encodeURIComponent(namespace)}/${resource}`;
 }
 
-export function listFunction(kc: KubeConfig, resource: WatchedResource, namespace?: string): ListFn<unknown> {
-  if (namespace !== undefined && resource !== 'namespaces') return namespacedListFunction(kc, resource, namespace);
+/**
+ * `labelSelector` (services only, --labels): the API server filters, so Services left out are
+ * never sent; a Service relabelled out of the selection arrives as DELETED on the watch.
+ */
+export function listFunction(kc: KubeConfig, resource: WatchedResource, namespace?: string, labelSelector?: string): ListFn<unknown> {
+  if (namespace !== undefined && resource !== 'namespaces') return namespacedListFunction(kc, resource, namespace, labelSelector);
+  const sel = resource === 'services' && labelSelector ? { labelSelector } : {};
   switch (resource) {
     case 'services': {
       const api = kc.makeApiClient(CoreV1Api);
       return ({ limit, continueToken, signal }) =>
-        api.listServiceForAllNamespaces({ limit, ...(continueToken && { _continue: continueToken }) }, withSignal(signal));
+        api.listServiceForAllNamespaces({ limit, ...sel, ...(continueToken && { _continue: continueToken }) }, withSignal(signal));
     }
     case 'pods': {
       const api = kc.makeApiClient(CoreV1Api);
@@ -74,8 +79,9 @@ export function listFunction(kc: KubeConfig, resource: WatchedResource, namespac
 }
 
 /** --namespaces: each served namespace is listed and watched on its own; others are never fetched. */
-function namespacedListFunction(kc: KubeConfig, resource: Exclude<WatchedResource, 'namespaces'>, namespace: string): ListFn<unknown> {
-  const page = (limit: number, continueToken: string | undefined) => ({ namespace, limit, ...(continueToken && { _continue: continueToken }) });
+function namespacedListFunction(kc: KubeConfig, resource: Exclude<WatchedResource, 'namespaces'>, namespace: string, labelSelector?: string): ListFn<unknown> {
+  const sel = resource === 'services' && labelSelector ? { labelSelector } : {};
+  const page = (limit: number, continueToken: string | undefined) => ({ namespace, limit, ...sel, ...(continueToken && { _continue: continueToken }) });
   switch (resource) {
     case 'services': {
       const api = kc.makeApiClient(CoreV1Api);

@@ -129,11 +129,14 @@ export class KubeSync extends EventEmitter {
 
   private addReflector(resource: WatchedResource, namespace: string | undefined): void {
     const o = this.o;
+    // --labels: filtered by the API server too (only selected Services travel and are tracked)
+    const labelSelector = resource === 'services' ? o.serviceLabels?.text : undefined;
     const r = new Reflector<never>({
         resource: namespace === undefined ? resource : `${resource}/${namespace}`,
         kc: o.kc,
         watchPath: watchPath(resource, namespace),
-        list: listFunction(o.kc, resource, namespace) as ListFn<never>,
+        ...(labelSelector && { labelSelector }),
+        list: listFunction(o.kc, resource, namespace, labelSelector) as ListFn<never>,
         handler: handlerFor(resource, o),
         log: o.log,
         ...(o.clock && { clock: o.clock }),

@@ -19,6 +19,8 @@ export interface StoredEvent {
   namespace: string;
   type: WatchEventType;
   object: KubeObject;
+  /** MODIFIED: the object before (a watch with a labelSelector turns a move in or out of it into ADDED / DELETED). */
+  previous?: KubeObject;
 }
 
 interface Snapshot {
@@ -78,7 +80,7 @@ export class ObjectStore {
     copy.kind = RESOURCES[resource].kind;
     copy.apiVersion = RESOURCES[resource].apiVersion;
     this.bucket(resource).set(k, copy);
-    this.record({ rv: this.rv, resource, namespace: meta.namespace ?? '', type: prev ? 'MODIFIED' : 'ADDED', object: copy });
+    this.record({ rv: this.rv, resource, namespace: meta.namespace ?? '', type: prev ? 'MODIFIED' : 'ADDED', object: copy, ...(prev && { previous: prev }) });
     return copy;
   }
 
