@@ -3,7 +3,9 @@
 // manifest's arguments on loopback ports, 2,000 services in the testkit's fake API server), every
 // figure next to a ceiling measured in the same run: a minimal Node UDP responder that parses the
 // question and answers one fixed A record. What each line measures, and why: docs/benchmarks.md.
-//   node scripts/bench.mjs [--quick]     (--quick: short runs for development; goals still printed)
+//   node scripts/bench.mjs [--quick] [--dns-only] [--soak MINUTES]
+//   (--quick: short runs for development, goals still printed; --dns-only: skip the memory and
+//   reliability scripts run after this one; --soak: passed to scripts/bench-reliability.mjs)
 // Results: printed, written to bench/results/latest.json (section "dns"; other scripts add theirs)
 // and drawn in bench/results/latest.svg.
 import { spawn } from 'node:child_process';
@@ -343,6 +345,7 @@ async function runScript(name, args) {
 }
 
 async function memoryBench() {
+  if (process.argv.includes('--dns-only')) return; // comparing builds or flags: the DNS figures alone
   await runScript('bench-footprint.mjs', []);
   const soakAt = process.argv.indexOf('--soak');
   await runScript('bench-reliability.mjs', soakAt > 0 ? ['--soak', process.argv[soakAt + 1]] : []);
