@@ -11,7 +11,8 @@ export default tseslint.config(
     files: ['packages/*/src/**/*.ts', 'packages/*/test/**/*.ts', 'fuzz/src/**/*.ts'],
     languageOptions: {
       parser: tseslint.parser,
-      parserOptions: { projectService: true, tsconfigRootDir: root },
+      // One program for every file (lint/tsconfig.json): built once, not once per package.
+      parserOptions: { project: ['lint/tsconfig.json'], tsconfigRootDir: root },
     },
     plugins: { '@typescript-eslint': tseslint.plugin },
     linterOptions: { reportUnusedDisableDirectives: 'error' },

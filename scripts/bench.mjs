@@ -7,13 +7,13 @@
 // Results: printed, written to bench/results/latest.json (section "dns"; other scripts add theirs)
 // and drawn in bench/results/latest.svg.
 import { spawn } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { query } from '@kube-dns/dns-client';
 import { dnsmasqPath, freePort, startFakeApiServer, startTestDnsServer } from '@kube-dns/testkit';
 import { startAbuse } from './bench-abuse.mjs';
+import { dnsperf, killAllNow, manifestArgs, KUBE_DNS_BIN, sleep, start, startKubeDns, stop, TIMEOUT_S } from './bench-procs.mjs';
 import { LATEST, RESULTS_DIR, writeSection } from './bench-results.mjs';
 import { drawSvg } from './bench-svg.mjs';
 import { churnOne, externalFile, mixFile, nxdomainFile, repeatedFile, seedCluster, SERVICES } from './bench-workloads.mjs';
@@ -25,77 +25,6 @@ const T = quick
   ? { warm: 2, tput: 3, rounds: 1, fixed: 10, abuse: 8, pod: 3 }
   : { warm: 3, tput: 8, rounds: 2, fixed: 60, abuse: 30, pod: 8 };
 const say = (s = '') => process.stdout.write(`${s}\n`);
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-// ---------------------------------------------------------------------------------------------
-// Processes. Each child leads its own process group (dnsmasq under the nanny included), so one
-// kill reaches everything it started; whatever is left when the bench exits, however it exits,
-// is killed by group id.
-const children = new Set();
-
-function start(cmd, args, opts = {}) {
-  const p = spawn(cmd, args, { detached: true, stdio: ['ignore', opts.stdout ?? 'ignore', opts.stderr ?? 'pipe'], env: { ...process.env, ...opts.env } });
-  children.add(p);
-  p.tail = '';
-  p.stderr?.on('data', (d) => (p.tail = (p.tail + d).slice(-4000)));
-  p.on('exit', () => children.delete(p));
-  p.on('error', (e) => (p.tail += `\n${e.message}`));
-  return p;
-}
-
-async function stop(p, graceMs = 2000) {
-  if (!p || p.exitCode !== null || p.signalCode !== null) return;
-  const exited = new Promise((r) => p.once('exit', r));
-  try { process.kill(-p.pid, 'SIGTERM'); } catch { /* already gone */ }
-  if (await Promise.race([exited.then(() => true), sleep(graceMs).then(() => false)])) return;
-  try { process.kill(-p.pid, 'SIGKILL'); } catch { /* already gone */ }
-  await exited;
-}
-
-function killAllNow() {
-  for (const p of children) try { process.kill(-p.pid, 'SIGKILL'); } catch { /* already gone */ }
-}
-process.on('exit', killAllNow);
-for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => { killAllNow(); process.exit(130); });
-
-// ---------------------------------------------------------------------------------------------
-// The manifest's container arguments, read from manifests/kube-dns.yaml so the bench follows it.
-async function manifestArgs() {
-  const lines = (await readFile(join(root, 'manifests', 'kube-dns.yaml'), 'utf8')).split('\n');
-  const container = (name) => {
-    const at = lines.findIndex((l) => new RegExp(`^\\s*- name: ${name}\\s*$`).test(l));
-    const argsAt = lines.findIndex((l, i) => i > at && /^\s*args:\s*$/.test(l));
-    if (at < 0 || argsAt < 0) throw new Error(`manifests/kube-dns.yaml: no args for container ${name}`);
-    const args = [];
-    for (const l of lines.slice(argsAt + 1)) {
-      if (/^\s*#/.test(l)) continue;
-      const m = /^\s*- (.*)$/.exec(l);
-      if (!m) break;
-      args.push(m[1].trim().replace(/^"(.*)"$/, '$1'));
-    }
-    return args;
-  };
-  const dnsmasq = container('dnsmasq');
-  const dd = dnsmasq.indexOf('--');
-  return { kubedns: container('kubedns'), nanny: dnsmasq.slice(0, dd), dnsmasq: dnsmasq.slice(dd + 1), sidecar: container('sidecar') };
-}
-
-const KUBE_DNS_BIN = join(root, 'packages', 'kube-dns', 'bin', 'kube-dns.js');
-
-/** kube-dns with the manifest's arguments, ports moved to free loopback ones; waits for readiness. */
-async function startKubeDns(m, api, configDir, extra = []) {
-  const [port, healthz, metrics] = [await freePort(), await freePort(), await freePort()];
-  const args = m.kubedns.map((a) => a.replace(/^--dns-port=.*/, `--dns-port=${port}`).replace(/^--config-dir=.*/, `--config-dir=${configDir}`));
-  args.push('--dns-bind-address=127.0.0.1', '--healthz-bind-address=127.0.0.1', `--healthz-port=${healthz}`, `--kubecfg-file=${api.kubeconfigPath}`, ...extra);
-  const p = start(process.execPath, [KUBE_DNS_BIN, ...args], { env: { PROMETHEUS_PORT: String(metrics) } });
-  const t0 = Date.now();
-  for (;;) {
-    if (await fetch(`http://127.0.0.1:${healthz}/readiness`).then((r) => r.status === 200, () => false)) break;
-    if (p.exitCode !== null || Date.now() - t0 > 120_000) throw new Error(`kube-dns did not become ready: ${p.tail}`);
-    await sleep(100);
-  }
-  return { p, port, healthz, metrics, syncMs: Date.now() - t0 };
-}
 
 async function kubeDnsHelp() {
   const p = start(process.execPath, [KUBE_DNS_BIN, '--help'], { stdout: 'pipe' });
@@ -169,46 +98,6 @@ async function startBareDnsmasq(m, upstreamPort) {
 
 function loopbackDnsmasq(port) {
   return [`--port=${port}`, '--listen-address=127.0.0.1', '--bind-interfaces', '--no-hosts', '--conf-file=/dev/null', '--pid-file=', ...(process.getuid?.() === 0 ? ['--user=root'] : [])];
-}
-
-// ---------------------------------------------------------------------------------------------
-// dnsperf. Throughput: 8 clients, 500 queries outstanding. Fixed rate (-Q): up to 5,000
-// outstanding so a stall of the server does not hold back the sender (the queries a stall delays
-// are measured, not skipped), and -v: one line per query with its latency, from which the
-// percentiles are computed (dnsperf 2.10 has no latency histogram of its own); a query that timed
-// out (the "T" lines) counts as the timeout.
-const TIMEOUT_S = 5;
-
-async function dnsperf(port, file, opts = {}) {
-  const args = ['-s', '127.0.0.1', '-p', String(port), '-d', file, '-l', String(opts.seconds), '-t', String(TIMEOUT_S)];
-  if (opts.tcp) args.push('-m', 'tcp', '-c', '100', '-q', '1000');
-  else if (opts.qps) args.push('-c', '8', '-q', '5000', '-Q', String(opts.qps), '-v');
-  else args.push('-c', '8', '-q', '500');
-  const p = start('dnsperf', args, { stdout: 'pipe' });
-  let lat = new Float64Array(opts.qps ? Math.ceil(opts.qps * opts.seconds * 1.1) + 1024 : 0);
-  let n = 0;
-  let timeouts = 0;
-  let summary = '';
-  for await (const line of createInterface({ input: p.stdout })) {
-    if (line.startsWith('> ')) {
-      const sp = line.lastIndexOf(' ');
-      const v = line.startsWith('> T ') ? TIMEOUT_S : Number(line.slice(sp + 1));
-      if (line.startsWith('> T ')) timeouts++;
-      if (n === lat.length) { const b = new Float64Array(lat.length * 2); b.set(lat); lat = b; }
-      lat[n++] = v * 1000;
-    } else summary += `${line}\n`;
-  }
-  const code = await new Promise((r) => (p.exitCode !== null ? r(p.exitCode) : p.once('exit', (c) => r(c))));
-  const num = (re) => Number(re.exec(summary)?.[1]);
-  const qps = num(/Queries per second:\s+([\d.]+)/);
-  if (code !== 0 || !Number.isFinite(qps)) throw new Error(`dnsperf ${args.join(' ')} failed (${code}): ${p.tail || summary.slice(-500)}`);
-  const r = { qps: Math.round(qps), sent: num(/Queries sent:\s+(\d+)/), lost: num(/Queries lost:\s+(\d+)/), avgMs: +(num(/Average Latency \(s\):\s+([\d.]+)/) * 1000).toFixed(3) };
-  if (opts.qps) {
-    const sorted = lat.subarray(0, n).sort();
-    const pct = (q) => +sorted[Math.max(0, Math.ceil(q * n) - 1)].toFixed(3);
-    Object.assign(r, { offeredQps: opts.qps, seconds: opts.seconds, samples: n, timeouts, p50Ms: pct(0.5), p99Ms: pct(0.99), p999Ms: pct(0.999), maxMs: pct(1) });
-  }
-  return r;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -443,13 +332,20 @@ async function main() {
   await memoryBench();
 }
 
-// Memory: the pod's footprint has its own script and results file (scripts/bench-footprint.mjs,
-// bench/results/footprint.json).
-async function memoryBench() {
+// Memory and reliability have scripts and results of their own (scripts/bench-footprint.mjs,
+// bench/results/footprint.json; scripts/bench-reliability.mjs, section "reliability"), run after
+// this one with the same --quick; --soak MINUTES goes to the reliability script.
+async function runScript(name, args) {
   say('');
-  const fp = start(process.execPath, [join(root, 'scripts', 'bench-footprint.mjs'), ...(quick ? ['--quick'] : [])], { stdout: 'inherit', stderr: 'inherit' });
-  const code = await new Promise((r) => fp.once('exit', r));
-  if (code !== 0) throw new Error(`scripts/bench-footprint.mjs exited with ${code}`);
+  const p = start(process.execPath, [join(root, 'scripts', name), ...(quick ? ['--quick'] : []), ...args], { stdout: 'inherit', stderr: 'inherit' });
+  const code = await new Promise((r) => p.once('exit', r));
+  if (code !== 0) throw new Error(`scripts/${name} exited with ${code}`);
+}
+
+async function memoryBench() {
+  await runScript('bench-footprint.mjs', []);
+  const soakAt = process.argv.indexOf('--soak');
+  await runScript('bench-reliability.mjs', soakAt > 0 ? ['--soak', process.argv[soakAt + 1]] : []);
 }
 
 main().then(() => process.exit(0), (e) => { console.error(`bench failed: ${e.stack ?? e.message}`); killAllNow(); process.exit(1); });

@@ -39,4 +39,6 @@ fi
 
 node -e 'const [a,b]=process.versions.node.split(".").map(Number); if (a<20||(a===20&&b<19)) { console.error("Node >= 20.19 is required, this is "+process.version); process.exit(1) }'
 if [ -f package-lock.json ]; then npm ci --no-audit --no-fund >/dev/null; else npm install --no-audit --no-fund >/dev/null; fi
+# The type-aware lint has its own small tree (lint/package.json says why).
+(cd lint && npm ci --no-audit --no-fund >/dev/null)
 npm run build --silent

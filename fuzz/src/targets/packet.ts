@@ -62,6 +62,7 @@ export function packetTarget(): FuzzTarget {
     isSynced: () => true,
     log: silentLogger(),
     cacheEntries: 1000,
+    malformedRepliesPerSecond: Infinity, // every malformed input exercises the error reply
   });
   const answer = async (input: Buffer, transport: 'udp' | 'tcp'): Promise<Buffer | undefined> => {
     let r;

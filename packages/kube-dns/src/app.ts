@@ -6,7 +6,7 @@ import { ConfigDirSource, defaultConfig, type KubeDnsConfig, type Logger, type N
 import { chooseUpstreams } from './forward/upstreams.js';
 import { Forwarder } from './forward/forwarder.js';
 import { registerForwardCapMetrics } from './forward/metrics.js';
-import { KubeDnsMetrics } from './http/metrics.js';
+import { KubeDnsMetrics, registerMalformedMetrics } from './http/metrics.js';
 import { createHttpApp, listenHttp } from './http/server.js';
 import { kubeDnsEventRecorder, reportConfigEvents } from './events/config-events.js';
 import { QueryLog } from './querylog/query-log.js';
@@ -86,7 +86,7 @@ export async function startKubeDns(o: KubeDnsOptions, x: StartExtras): Promise<K
 
   let sync: KubeSync | undefined;
   const isSynced = () => sync?.synced ?? false;
-  const metrics = new KubeDnsMetrics(
+  const metrics: KubeDnsMetrics = new KubeDnsMetrics(
     { skydnsNamespace: x.skydnsNamespace, skydnsSubsystem: x.skydnsSubsystem },
     {
       records: () => {
@@ -140,7 +140,7 @@ export async function startKubeDns(o: KubeDnsOptions, x: StartExtras): Promise<K
   }
 
   // --- DNS
-  const handler = new DnsHandler({
+  const handler: DnsHandler = new DnsHandler({
     zone,
     resolve: (name, qtype, lname) => resolve(zone, name, qtype, resolveOpts, lname),
     forwarder,
@@ -151,6 +151,7 @@ export async function startKubeDns(o: KubeDnsOptions, x: StartExtras): Promise<K
     cacheBytes: o.responseCacheBytes,
     ...(o.logQueries > 0 && { queryLog: new QueryLog({ rate: o.logQueries, maxPerSecond: o.logQueriesMaxRate, log }) }),
   });
+  registerMalformedMetrics(metrics.registry, handler.malformed);
   // UDP and TCP on one port. With --dns-port=0 (tests) the number UDP picks may be taken on TCP:
   // then try another number.
   let udp: UdpListener;

@@ -24,7 +24,8 @@ async function serve(api: FakeApiServer, extra: string[], opts: { readStdout?: b
   const [dnsPort, healthzPort] = [await freePort(), await freePort()];
   const p = spawn(
     process.execPath,
-    [BIN, '--dns-bind-address=127.0.0.1', `--dns-port=${dnsPort}`, '--healthz-bind-address=127.0.0.1', `--healthz-port=${healthzPort}`, `--kubecfg-file=${api.kubeconfigPath}`, ...extra],
+    // --lameduck=0s: no 5 s of answering after SIGTERM at every stop (the lameduck has its own tests)
+    [BIN, '--dns-bind-address=127.0.0.1', `--dns-port=${dnsPort}`, '--healthz-bind-address=127.0.0.1', `--healthz-port=${healthzPort}`, `--kubecfg-file=${api.kubeconfigPath}`, '--lameduck=0s', ...extra],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let stdout = '';

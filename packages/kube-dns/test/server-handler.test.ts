@@ -72,7 +72,7 @@ async function startServer(opts: { synced?: boolean; upstreamPort?: number; n?: 
   const forwarder = new Forwarder({ log, timeoutMs: 300 });
   if (opts.upstreamPort) forwarder.setUpstreams([{ host: '127.0.0.1', port: opts.upstreamPort, family: 4, raw: '' }]);
   let synced = opts.synced ?? true;
-  const handler = new DnsHandler({ zone: fx.zone, resolve: fx.resolve, forwarder, isSynced: () => synced, log, cacheBytes: opts.cacheBytes });
+  const handler = new DnsHandler({ zone: fx.zone, resolve: fx.resolve, forwarder, isSynced: () => synced, log, cacheBytes: opts.cacheBytes, malformedRepliesPerSecond: Infinity });
   let udp: UdpListener;
   let tcp: TcpListener;
   let port: number;
@@ -428,6 +428,7 @@ test('fuzz: every reply of the real resolver and encoder matches its question (s
     isSynced: () => true,
     log,
     cacheEntries: 500, // small, so the fuzz exercises eviction and hits alike
+    malformedRepliesPerSecond: Infinity, // every malformed input exercises the error reply
   });
   const QTYPES = [1, 28, 33, 12, 5, 16, 6, 2, 15, 65, 255, 99, 4242, 65535];
   const label = (): Buffer => {

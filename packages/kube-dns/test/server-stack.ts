@@ -2,7 +2,7 @@
 // metrics, as app.ts wires them, minus the API server. For tests of what reaches the wire.
 import { silentLogger } from '@kube-dns/config';
 import { Forwarder } from '../src/forward/forwarder.js';
-import { KubeDnsMetrics } from '../src/http/metrics.js';
+import { KubeDnsMetrics, registerMalformedMetrics } from '../src/http/metrics.js';
 import { Zone } from '../src/records/zone.js';
 import { resolve } from '../src/resolve/resolve.js';
 import type { ResolveOptions } from '../src/resolve/types.js';
@@ -35,6 +35,7 @@ export async function startStack(o: StackOptions = {}) {
     observer: metrics,
     ...o.handler,
   });
+  registerMalformedMetrics(metrics.registry, handler.malformed);
   for (let attempt = 0; ; attempt++) {
     // the UDP port picked may be taken on TCP by a parallel test's outgoing connection: retry
     const udp = new UdpListener(handler, log);

@@ -35,12 +35,21 @@ test('metrics and health checks against a real dnsmasq (g.6 #41)', async (t) => 
       value(f, 'kubedns_probe_notpresent_errors')! >= 5 &&
       value(f, 'kubedns_probe_nxdomain_errors')! >= 5 &&
       Number(f.get('kubedns_probe_ok_latency_ms')?.metrics[0]?.count) >= 5 &&
-      value(f, 'kubedns_dnsmasq_server_queries', upstreamKey)! >= 3;
+      // cache and upstream figures come from two questions to dnsmasq in each poll: wait for both
+      // to have seen the three forwarded names, not for one of them
+      value(f, 'kubedns_dnsmasq_server_queries', upstreamKey)! >= 3 &&
+      value(f, 'kubedns_dnsmasq_misses')! >= 3 &&
+      value(f, 'kubedns_dnsmasq_insertions')! >= 3;
     return ready && s;
   });
 
   assert.equal(value(families, 'kubedns_dnsmasq_max_size'), 1337);
-  assert.equal(value(families, 'kubedns_probe_ok_errors'), 0);
+  // The ok probe succeeds: nearly every attempt. Not every one: on a machine loaded enough to hold
+  // a process back for its 2 s timeout (the suite under --repeat with other work running), an
+  // attempt can time out, and the probe rightly counts that. A broken probe fails them all.
+  const okErrors = value(families, 'kubedns_probe_ok_errors')!;
+  const okCount = Number(families.get('kubedns_probe_ok_latency_ms')?.metrics[0]?.count);
+  assert.ok(okErrors <= okCount / 4, `ok probe: ${okErrors} errors for ${okCount} answers`);
   assert.equal(value(families, 'kubedns_dnsmasq_errors'), 0);
   assert.ok(value(families, 'kubedns_dnsmasq_misses')! >= 3);
   assert.ok(value(families, 'kubedns_dnsmasq_insertions')! >= 3);

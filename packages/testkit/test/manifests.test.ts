@@ -182,7 +182,17 @@ test('the Deployment keeps the original pod: containers, ports, probes, mounts',
   assert.equal(spec.priorityClassName, 'system-cluster-critical');
   assert.deepEqual(spec.tolerations, [{ key: 'CriticalAddonsOnly', operator: 'Exists' }]);
   assert.equal(d.spec.template.metadata.annotations['prometheus.io/port'], '10054');
-  assert.ok(spec.terminationGracePeriodSeconds >= 10, 'room for the preStop pause and the 5 s drain');
+  // Each container: its preStop pause, then its lameduck period (the flag, else the binaries'
+  // default of 5 s), then the queries in flight (forwards: up to 3 upstreams at 2 s each), with
+  // room to spare for a slow node: if the kubelet's SIGKILL came first, the queries in flight of
+  // a rolling update would be lost.
+  for (const c of spec.containers as Obj[]) {
+    const pause = Number(c.lifecycle?.preStop?.exec?.command?.[0] === 'sleep' ? c.lifecycle.preStop.exec.command[1] : 0);
+    const lameArg = (c.args as string[]).find((a) => /^--?lameduck=/.test(a));
+    const lameduck = lameArg ? Number(/=(\d+)s$/.exec(lameArg)?.[1]) : c.name === 'sidecar' ? 0 : 5;
+    const needed = pause + lameduck + 3 * 2;
+    assert.ok(spec.terminationGracePeriodSeconds >= needed * 1.5, `${c.name}: grace ${spec.terminationGracePeriodSeconds} s, needs ${needed} s and half again`);
+  }
 });
 
 test('every container runs as non-root 1001 on a read-only root, and dnsmasq can still bind 53', () => {

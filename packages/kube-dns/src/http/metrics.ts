@@ -287,3 +287,11 @@ class EventLoopDelay {
     this.h.disable();
   }
 }
+
+/** Malformed queries (server/malformed.ts), by what became of them: `replied` (FORMERR/NOTIMP) or `dropped`. */
+export function registerMalformedMetrics(r: Registry, m: { replied: number; dropped: number }): void {
+  registerScraped(r, 'kubedns_dns_malformed_queries_total', 'Queries that could not be parsed, by what became of them: replied (FORMERR or NOTIMP, within a budget per second) or dropped.', 'counter', () => [
+    { value: m.replied, labels: { action: 'replied' } },
+    { value: m.dropped, labels: { action: 'dropped' } },
+  ]);
+}

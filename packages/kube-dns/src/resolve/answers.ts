@@ -46,12 +46,21 @@ export function soa(name: string, opts: ResolveOptions): Answer {
  * so NXDOMAIN and NODATA allocate no record, and the encoder can keep its wire form (encode.ts).
  * Shared: nobody mutates it.
  */
-const zoneSoas = new WeakMap<ResolveOptions, Answer>();
+const zoneSoas = new WeakMap<ResolveOptions, Answer[]>();
 export function zoneSoa(opts: ResolveOptions): Answer {
-  let a = zoneSoas.get(opts);
-  if (!a) zoneSoas.set(opts, (a = soa(opts.zone, opts)));
-  return a;
+  return negativeAuthority(opts)[0]!;
 }
+
+/**
+ * The authority section of every negative answer, `[zoneSoa]`, and the empty sections: shared and
+ * frozen, so that NXDOMAIN and NODATA allocate one object (the Resolution) rather than four.
+ */
+function negativeAuthority(opts: ResolveOptions): Answer[] {
+  let list = zoneSoas.get(opts);
+  if (!list) zoneSoas.set(opts, (list = Object.freeze([soa(opts.zone, opts)]) as Answer[]));
+  return list;
+}
+const NONE = Object.freeze([]) as unknown as Answer[];
 
 function identity(a: Answer): string {
   switch (a.type) {
@@ -91,34 +100,25 @@ export function finishSrv(list: Answer[]): Answer[] {
 
 /** An authoritative answer; an empty one is NODATA (SOA in authority). */
 export function positive(opts: ResolveOptions, answers: Answer[], additionals: Answer[], dep: string): Resolution {
-  const ans = finishSrv(dedupe(answers));
+  if (answers.length === 0) return nodata(opts, dep);
   return {
     action: 'answer',
     rcode: 'NOERROR',
     aa: true,
-    answers: ans,
-    authorities: ans.length === 0 ? [zoneSoa(opts)] : [],
-    additionals: ans.length === 0 ? [] : dedupe(additionals),
+    answers: finishSrv(dedupe(answers)),
+    authorities: NONE,
+    additionals: dedupe(additionals),
     cluster: true,
     dep,
   };
 }
 
 export function nodata(opts: ResolveOptions, dep: string): Resolution {
-  return positive(opts, [], [], dep);
+  return { action: 'answer', rcode: 'NOERROR', aa: true, answers: NONE, authorities: negativeAuthority(opts), additionals: NONE, cluster: true, dep };
 }
 
 export function nxdomain(opts: ResolveOptions, dep: string): Resolution {
-  return {
-    action: 'answer',
-    rcode: 'NXDOMAIN',
-    aa: true,
-    answers: [],
-    authorities: [zoneSoa(opts)],
-    additionals: [],
-    cluster: true,
-    dep,
-  };
+  return { action: 'answer', rcode: 'NXDOMAIN', aa: true, answers: NONE, authorities: negativeAuthority(opts), additionals: NONE, cluster: true, dep };
 }
 
 export function forward(cluster: boolean, dep: string): Resolution {

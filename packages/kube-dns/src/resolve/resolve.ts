@@ -60,33 +60,43 @@ function inZone(lname: string, z: string): boolean {
   return lname === z || (lname.length > z.length && lname.endsWith(z) && lname[lname.length - z.length - 1] === '.');
 }
 
+/** Whether lname[start, end) is the label `word`: compared in place, no slice. */
+function labelIs(lname: string, start: number, end: number, word: string): boolean {
+  return end - start === word.length && lname.startsWith(word, start);
+}
+
 function resolveInZone(ctx: Ctx, lname: string): Resolution {
   const { opts, qtype } = ctx;
   const z = opts.zone;
   if (lname.length === z.length) return resolveApex(ctx);
-  const labels = lname.slice(0, lname.length - z.length - 1).split('.');
-  const n = labels.length;
-  const top = labels[n - 1]!;
-  switch (top) {
-    case 'svc':
-      if (n === 1) return nodata(opts, 'static');
-      if (n === 2) return resolveNamespace(ctx, labels[0]!);
-      return resolveService(ctx, labels.slice(0, n - 1));
-    case 'pod':
-      if (n === 1) return nodata(opts, 'static');
-      return resolvePod(ctx, labels.slice(0, n - 1));
-    case 'dns-version':
-      if (n > 1) return nxdomain(opts, 'static');
-      return qtype === 'TXT'
-        ? positive(opts, [{ name: ctx.owner, type: 'TXT', ttl: opts.ttl, class: 'IN', data: DNS_SCHEMA_VERSION }], [], 'static')
-        : nodata(opts, 'static');
-    case 'dns':
-      // `ns.dns.<zone>` is the SOA/NS host; it exists but we know no address for it.
-      if (n === 1 || (n === 2 && labels[0] === 'ns')) return nodata(opts, 'static');
-      return nxdomain(opts, 'static');
-    default:
-      return nxdomain(opts, 'static');
+  // The labels are found by walking the dots from the right, not by split(): most names asked
+  // here are search-path expansions that end in NXDOMAIN after a look at two labels, and a split
+  // would allocate an array and a string for every label of them (docs/hot-path.md).
+  const end = lname.length - z.length - 1; // the dot before the zone
+  const cut = lname.lastIndexOf('.', end - 1); // the dot before the top label, or -1
+  const single = cut < 0;
+  if (labelIs(lname, cut + 1, end, 'svc')) {
+    if (single) return nodata(opts, 'static');
+    const nsCut = lname.lastIndexOf('.', cut - 1);
+    if (nsCut < 0) return resolveNamespace(ctx, lname.slice(0, cut));
+    return resolveService(ctx, lname, nsCut, cut);
   }
+  if (labelIs(lname, cut + 1, end, 'pod')) {
+    if (single) return nodata(opts, 'static');
+    return resolvePod(ctx, lname.slice(0, cut).split('.'));
+  }
+  if (labelIs(lname, cut + 1, end, 'dns-version')) {
+    if (!single) return nxdomain(opts, 'static');
+    return qtype === 'TXT'
+      ? positive(opts, [{ name: ctx.owner, type: 'TXT', ttl: opts.ttl, class: 'IN', data: DNS_SCHEMA_VERSION }], [], 'static')
+      : nodata(opts, 'static');
+  }
+  if (labelIs(lname, cut + 1, end, 'dns')) {
+    // `ns.dns.<zone>` is the SOA/NS host; it exists but we know no address for it.
+    if (single || (cut === 2 && lname.startsWith('ns.'))) return nodata(opts, 'static');
+    return nxdomain(opts, 'static');
+  }
+  return nxdomain(opts, 'static');
 }
 
 function resolveApex(ctx: Ctx): Resolution {

@@ -42,16 +42,27 @@ function isPortLabel(label: string, wild: boolean): boolean {
   return (wild && label === '*') || label.startsWith('_');
 }
 
-/** labels: lower-case labels before `svc.<zone>`, at least `<svc>.<ns>`. */
-export function resolveService(ctx: Ctx, labels: string[]): Resolution {
-  const n = labels.length;
-  const svc = labels[n - 2]!;
-  const ns = labels[n - 1]!;
-  const prefix = labels.slice(0, n - 2);
-  if (ctx.opts.wildcards && (svc === '*' || ns === '*')) return resolveWildcard(ctx, svc, ns, prefix);
+const NO_LABELS = Object.freeze([]) as unknown as string[];
+
+/** The labels before `<svc>` (which starts at svcStart). */
+function prefixLabels(lname: string, svcStart: number): string[] {
+  return svcStart === 0 ? NO_LABELS : lname.slice(0, svcStart - 1).split('.');
+}
+
+/**
+ * A name `[<prefix>.]<svc>.<ns>.svc.<zone>`, lower-cased, given with the offsets of the dots
+ * around `<ns>`: lname[nsCut] and lname[svcCut] (the one before `svc`). The prefix labels are
+ * split only once the service is known to exist: a name under no service costs two slices.
+ */
+export function resolveService(ctx: Ctx, lname: string, nsCut: number, svcCut: number): Resolution {
+  const ns = lname.slice(nsCut + 1, svcCut);
+  const svcStart = lname.lastIndexOf('.', nsCut - 1) + 1;
+  const svc = lname.slice(svcStart, nsCut);
+  if (ctx.opts.wildcards && (svc === '*' || ns === '*')) return resolveWildcard(ctx, svc, ns, prefixLabels(lname, svcStart));
   const dep = serviceDep(ns, svc);
   const e = ctx.zone.getService(ns, svc);
   if (!e) return nxdomain(ctx.opts, dep);
+  const prefix = prefixLabels(lname, svcStart);
   if (e.info.kind === 'ExternalName') return resolveExternalName(ctx, e, prefix, dep);
   const part = serviceRecords(ctx, e, prefix);
   return part.exists ? positive(ctx.opts, part.answers, part.additionals, dep) : nxdomain(ctx.opts, dep);
@@ -87,19 +98,28 @@ function serviceRecords(ctx: Ctx, e: ServiceEntry, prefix: string[]): Part {
   return e.info.kind === 'ClusterIP' ? clusterIpRecords(ctx, e, p) : headlessRecords(ctx, e, p);
 }
 
+/** A present name with no record of the type asked (NODATA): shared, never mutated. */
+const EMPTY = Object.freeze({ exists: true, answers: Object.freeze([]) as unknown as Answer[], additionals: Object.freeze([]) as unknown as Answer[] }) as Part;
+
+function serviceAddresses(fqdn: string, clusterIPs: string[], ttl: number): Answer[] {
+  return clusterIPs.map((ip) => address(fqdn, ip, isV6(ip), ttl));
+}
+
 function clusterIpRecords(ctx: Ctx, e: ServiceEntry, prefix: string[]): Part {
   const { qtype, owner, opts } = ctx;
   const ttl = opts.ttl;
   const { clusterIPs, ports } = e.info;
-  const fqdn = ctx.zone.fqdn(e, opts.zone);
-  const serviceAddresses = (): Answer[] => clusterIPs.map((ip) => address(fqdn, ip, isV6(ip), ttl));
 
   if (prefix.length === 0) {
     if (qtype === 'A' || qtype === 'AAAA') {
-      return present(clusterIPs.filter((ip) => wants(qtype, isV6(ip))).map((ip) => address(owner, ip, isV6(ip), ttl)));
+      // the common case, and half of it (AAAA of an IPv4 service) NODATA: no array unless a match
+      let answers: Answer[] | undefined;
+      for (const ip of clusterIPs) if (wants(qtype, isV6(ip))) (answers ??= []).push(address(owner, ip, isV6(ip), ttl));
+      return answers ? present(answers) : EMPTY;
     }
-    if (qtype === 'SRV') return present(ports.map((p) => srv(owner, p.port, fqdn, ttl)), serviceAddresses());
-    return present();
+    if (qtype !== 'SRV') return EMPTY;
+    const fqdn = ctx.zone.fqdn(e, opts.zone);
+    return present(ports.map((p) => srv(owner, p.port, fqdn, ttl)), serviceAddresses(fqdn, clusterIPs, ttl));
   }
   if (prefix.length === 1) {
     const proto = prefix[0]!;
@@ -110,7 +130,8 @@ function clusterIpRecords(ctx: Ctx, e: ServiceEntry, prefix: string[]): Part {
     const matched = ports.filter((p) => namedPortMatches(p, prefix[0]!, prefix[1]!, wild));
     if (matched.length === 0) return MISSING;
     if (qtype !== 'SRV') return present();
-    return present(matched.map((p) => srv(owner, p.port, fqdn, ttl)), serviceAddresses());
+    const fqdn = ctx.zone.fqdn(e, opts.zone);
+    return present(matched.map((p) => srv(owner, p.port, fqdn, ttl)), serviceAddresses(fqdn, clusterIPs, ttl));
   }
   return MISSING;
 }

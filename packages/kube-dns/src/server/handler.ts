@@ -8,6 +8,7 @@ import { buildQuery } from '@kube-dns/dns-client';
 import type { ZoneReader } from '../records/types.js';
 import type { Resolution } from '../resolve/types.js';
 import { RCODE_BY_NAME, encodeNegative, encodeRcode, encodeReply, fitRelayed, replyLimit } from './encode.js';
+import { MalformedQueries } from './malformed.js';
 import { ResponseCache } from './response-cache.js';
 import { rotateAnswers } from './rotate.js';
 import { CLASS_IN, RCODE, TYPE_ANY, errorReply, parseQuery, type ParsedQuery } from './wire.js';
@@ -43,6 +44,8 @@ export interface HandlerOptions {
   cacheBytes?: number;
   /** --log-queries (querylog/query-log.ts). */
   queryLog?: QueryLogSink;
+  /** Malformed queries answered per second at most; the rest are dropped (server/malformed.ts). */
+  malformedRepliesPerSecond?: number;
 }
 
 export interface QueryLogSink {
@@ -51,11 +54,13 @@ export interface QueryLogSink {
 
 export class DnsHandler {
   readonly cache: ResponseCache;
+  readonly malformed: MalformedQueries;
   /** Whether the last reply done() saw came from the cache (read by the query log right after a sync answer). */
   private lastHit = false;
 
   constructor(private readonly opts: HandlerOptions) {
     this.cache = new ResponseCache(opts.zone, opts.cacheEntries, opts.cacheBytes);
+    this.malformed = new MalformedQueries(opts.malformedRepliesPerSecond);
   }
 
   /** Never throws: a reply, a promise of one, or undefined when nothing should be sent. */
@@ -68,9 +73,9 @@ export class DnsHandler {
       return undefined;
     }
     if (!parsed.ok) {
-      if (parsed.id === undefined) return undefined;
+      if (!this.malformed.admit(started, parsed.id !== undefined)) return undefined;
       this.opts.log.debug({ reason: parsed.reason, transport }, 'malformed query');
-      return errorReply(query, parsed.id, parsed.opcode !== undefined && parsed.opcode !== 0 ? RCODE.NOTIMP : RCODE.FORMERR);
+      return errorReply(query, parsed.id!, parsed.opcode !== undefined && parsed.opcode !== 0 ? RCODE.NOTIMP : RCODE.FORMERR);
     }
     const q: ParsedQuery = parsed;
     try {
