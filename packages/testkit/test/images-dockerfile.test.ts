@@ -3,10 +3,8 @@
 // runs). The registry way cannot be built here: these checks are what guards it.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import yaml from 'js-yaml';
 
 const ROOT = new URL('../../../../', import.meta.url).pathname;
@@ -109,10 +107,7 @@ for (const { pkg, container: name } of IMAGES) {
     const argv = pkg === 'dnsmasq-nanny' ? entry.slice(entry.indexOf('--') + 1) : entry;
     // the nanny's image runs tini as PID 1 (it reaps dnsmasq's orphaned children)
     if (pkg === 'dnsmasq-nanny') assert.deepEqual(entry.slice(0, 2), ['/usr/bin/tini', '--']);
-    // V8 flags on the command line (docs/footprint.md): kube-dns none (its speed is the product),
-    // the nanny and the sidecar no JIT
-    const flags = pkg === 'kube-dns' ? [] : ['--jitless', '--no-expose-wasm'];
-    assert.deepEqual(argv, ['/usr/local/bin/node', ...flags, `/app/${pkg}.mjs`]);
+    assert.deepEqual(argv, ['/usr/local/bin/node', `/app/${pkg}.mjs`]);
     const user = lines.filter((l) => l.startsWith('USER ')).at(-1);
     const sc = container(name).securityContext;
     assert.equal(user, `USER ${sc.runAsUser}:${sc.runAsGroup}`, 'image user = manifest user');
@@ -122,18 +117,6 @@ for (const { pkg, container: name } of IMAGES) {
     assert.equal((container(name).image as string).split('/').at(-1), `${pkg}:${pkgJson.version}`, 'the manifest runs this release');
   });
 }
-
-test('the V8 flags of each ENTRYPOINT: node takes them without a word, and the bundle runs under them', async () => {
-  const { stages } = parse(DOCKERFILE);
-  for (const { pkg } of IMAGES) {
-    const entry = JSON.parse(targetLines(stages, pkg).find((l) => l.startsWith('ENTRYPOINT'))!.slice('ENTRYPOINT'.length)) as string[];
-    const flags = entry.slice(entry.indexOf('/usr/local/bin/node') + 1, -1);
-    // the launcher runs the same bundle (rebuilt first if stale); a warning would land in the logs
-    const r = await promisify(execFile)(process.execPath, [...flags, join(ROOT, 'packages', pkg, 'bin', `${pkg}.js`), pkg === 'dnsmasq-nanny' ? '-help' : '--help'], { timeout: 120_000 });
-    assert.match(r.stdout, new RegExp(`^Usage of ${pkg}:`), `${pkg} under ${flags.join(' ')}`);
-    assert.equal(r.stderr, '', `${pkg}: node ${flags.join(' ')} prints nothing on stderr`);
-  }
-});
 
 test('the run-time filesystem: node, dnsmasq, tini and sleep from the build base, and the image dnsmasq.conf', () => {
   const { stages } = parse(DOCKERFILE);
