@@ -24,6 +24,8 @@ if [ "$(id -u)" = 0 ]; then
   # the network stack of the pod's published ports (podman 4.3 on bookworm: CNI), a recommend only
   [ -x /usr/lib/cni/bridge ] || [ -x /usr/lib/cni/portmap ] || need+=(containernetworking-plugins)
   command -v iptables >/dev/null 2>&1 || need+=(iptables)
+  # the autopath glibc test: a network namespace with a veth pair (ip), getent (libc-bin, essential)
+  command -v ip >/dev/null 2>&1 || need+=(iproute2)
 fi
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then

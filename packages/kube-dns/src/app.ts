@@ -3,6 +3,10 @@
 import type { Server } from 'node:http';
 import { readFileSync } from 'node:fs';
 import { ConfigDirSource, defaultConfig, type KubeDnsConfig, type Logger, type Nameserver, parseResolvConf } from '@kube-dns/config';
+import { Autopath } from './autopath/autopath.js';
+import { registerAutopathMetrics } from './autopath/metrics.js';
+import { PodIpIndex } from './autopath/pod-index.js';
+import { parseSearchDomains } from './autopath/search.js';
 import { chooseUpstreams } from './forward/upstreams.js';
 import { Forwarder } from './forward/forwarder.js';
 import { registerForwardCapMetrics } from './forward/metrics.js';
@@ -14,6 +18,7 @@ import { dumpJson } from './records/dump.js';
 import { loadKubeConfig } from './kube/kubeconfig.js';
 import { KubeSync, type KubeSyncOptions } from './kube/sync.js';
 import { Zone } from './records/zone.js';
+import type { ZoneWriter } from './records/types.js';
 import { resolve } from './resolve/resolve.js';
 import type { ResolveOptions } from './resolve/types.js';
 import { DnsHandler } from './server/handler.js';
@@ -139,6 +144,31 @@ export async function startKubeDns(o: KubeDnsOptions, x: StartExtras): Promise<K
     applyConfig(defaultConfig());
   }
 
+  // --- autopath: the pods' IPs (from the Pods watch) and the node's search domains
+  let podIndex: PodIpIndex | undefined;
+  let autopath: Autopath | undefined;
+  if (o.autopath) {
+    podIndex = new PodIpIndex();
+    let nodeSearch: string[] = [];
+    try {
+      nodeSearch = parseSearchDomains(readFileSync(resolvConfPath, 'utf8'));
+    } catch {
+      // readResolvConf above already said the file is unreadable
+    }
+    const count = registerAutopathMetrics(metrics.registry);
+    autopath = new Autopath({
+      zone: o.domain,
+      ttl: o.ttl,
+      nodeSearch,
+      pods: podIndex,
+      resolve: (name, qtype, lname) => resolve(zone, name, qtype, resolveOpts, lname),
+      forward: (q, lname, transport) => forwarder.forward(q, lname, transport),
+      count,
+      log,
+    });
+    log.info({ nodeSearch }, 'autopath on: completing search paths of pods identified by the client-subnet option of their dnsmasq');
+  }
+
   // --- DNS
   const handler: DnsHandler = new DnsHandler({
     zone,
@@ -149,6 +179,7 @@ export async function startKubeDns(o: KubeDnsOptions, x: StartExtras): Promise<K
     observer: metrics,
     cacheEntries: o.responseCacheEntries,
     cacheBytes: o.responseCacheBytes,
+    ...(autopath && { autopath }),
     ...(o.logQueries > 0 && { queryLog: new QueryLog({ rate: o.logQueries, maxPerSecond: o.logQueriesMaxRate, log }) }),
   });
   registerMalformedMetrics(metrics.registry, handler.malformed);
@@ -192,7 +223,9 @@ export async function startKubeDns(o: KubeDnsOptions, x: StartExtras): Promise<K
   if (x.metricsPort !== undefined) servers.push(await listenHttp(app, o.healthzBindAddress, x.metricsPort, log, 'metrics HTTP'));
 
   // --- list/watch
-  sync = new KubeSync({ kc, zone, watchPods: o.pods === 'verified', log, ...x.kubeSync });
+  // autopath reads the same Pods watch: one writer that feeds both
+  const writer = podIndex ? teePods(zone, podIndex, o.pods === 'verified') : zone;
+  sync = new KubeSync({ kc, zone: writer, watchPods: o.pods === 'verified' || o.autopath, log, ...x.kubeSync });
   syncStarted = Date.now();
   sync.once('synced', () => log.info({ ms: Date.now() - syncStarted, ...zone.stats() }, 'initial sync with the API server done: ready'));
   const syncWarn = setInterval(() => {
@@ -229,6 +262,24 @@ export async function startKubeDns(o: KubeDnsOptions, x: StartExtras): Promise<K
       events.close();
       await Promise.all(servers.map((s) => new Promise<void>((r) => { s.closeAllConnections(); s.close(() => r()); })));
       metrics.close();
+    },
+  };
+}
+
+/** The zone, with its pod updates sent to autopath's index (and to the zone only when it serves pod records from them). */
+function teePods(zone: Zone, index: PodIpIndex, podsInZone: boolean): ZoneWriter {
+  return {
+    setService: (s) => zone.setService(s),
+    deleteService: (ns, name) => zone.deleteService(ns, name),
+    setSlice: (s) => zone.setSlice(s),
+    deleteSlice: (ns, name) => zone.deleteSlice(ns, name),
+    setPod: (p) => {
+      if (podsInZone) zone.setPod(p);
+      index.setPod(p);
+    },
+    deletePod: (ns, name) => {
+      if (podsInZone) zone.deletePod(ns, name);
+      index.deletePod(ns, name);
     },
   };
 }

@@ -30,6 +30,9 @@ export const FLAGS: FlagSpecs = {
   'log-queries-max-rate': { type: 'int', default: 100, help: 'with --log-queries: at most this many lines per second (a flood cannot fill the disk)' },
   // ---
   pods: { type: 'string', default: 'insecure', help: 'pod records: insecure (any a-b-c-d.<ns>.pod name), verified (only existing pods; watches Pods), disabled' },
+  // --- autopath (autopath/autopath.ts)
+  autopath: { type: 'bool', default: false, help: "complete a pod's search path on the server (as CoreDNS's autopath): <name>.<ns>.svc.<zone> that does not exist gets a CNAME to the first search name that does, or to <name> from upstream. Needs dnsmasq --add-subnet=32,128 in front (the asking pod's IP) and watches Pods" },
+  // ---
   // --- reliability (issue 15)
   'max-concurrent-forwards': { type: 'int', default: 1000, help: 'forwards in flight at most (as CoreDNS forward max_concurrent); beyond it SERVFAIL at once' },
   lameduck: { type: 'duration', default: 5000, help: 'after SIGTERM: fail /readiness but keep answering this long, then exit (a rolling update loses no query)' },
@@ -62,6 +65,8 @@ export interface KubeDnsOptions {
   help: boolean;
   maxConcurrentForwards: number;
   lameduckMs: number;
+  /** --autopath */
+  autopath: boolean;
 }
 
 function port(name: string, v: number, allowZero = false): number {
@@ -117,6 +122,7 @@ export function parseOptions(argv: readonly string[]): KubeDnsOptions {
   const lameduckMs = Number(v.lameduck);
   if (!(lameduckMs >= 0)) throw new FlagError(`--lameduck=${String(v.lameduck)}: must be 0 or more`);
   return {
+    autopath: v.autopath === true,
     maxConcurrentForwards,
     lameduckMs,
     domain: domainRaw,

@@ -41,11 +41,12 @@ export interface Pod {
   stop(): Promise<void>;
 }
 
-export async function startPod(opts: { seed?: (api: FakeApiServer) => unknown; upstreamIp?: string } = {}): Promise<Pod> {
+/** extraKubednsArgs / extraDnsmasqArgs: appended to the manifest's (e.g. the commented-out --autopath pair). */
+export async function startPod(opts: { seed?: (api: FakeApiServer) => unknown; upstreamIp?: string; extraKubednsArgs?: string[]; extraDnsmasqArgs?: string[]; upstreamHandler?: Parameters<typeof startTestDnsServer>[0]['handler']; dnsmasqListen?: { host: string; port: number } } = {}): Promise<Pod> {
   // kubedns: the manifest's arguments, except where the test chooses ports and directories
   const own = ['--dns-port=', '--config-dir=', '--v='];
-  const kubednsArgs = manifestArgs('kubedns').filter((a) => !own.some((p) => a.startsWith(p)));
-  const upstream = await startTestDnsServer({ answerIp: opts.upstreamIp ?? '192.0.2.80' });
+  const kubednsArgs = [...manifestArgs('kubedns').filter((a) => !own.some((p) => a.startsWith(p))), ...(opts.extraKubednsArgs ?? [])];
+  const upstream = await startTestDnsServer({ answerIp: opts.upstreamIp ?? '192.0.2.80', ...(opts.upstreamHandler && { handler: opts.upstreamHandler }) });
   let cluster: Cluster | undefined;
   try {
     cluster = await startCluster({ args: kubednsArgs, seed: opts.seed, configFiles: { upstreamNameservers: JSON.stringify([`127.0.0.1:${upstream.port}`]) } });
@@ -58,7 +59,7 @@ export async function startPod(opts: { seed?: (api: FakeApiServer) => unknown; u
       .slice(all.indexOf('--') + 1)
       .filter((a) => a !== '-k' && a !== '--log-facility=-')
       .map((a) => a.replace(/#10053$/, `#${cluster!.server.port}`));
-    const dnsmasq = await startDnsmasq([...passthrough, `--server=127.0.0.1#${upstream.port}`]);
+    const dnsmasq = await startDnsmasq([...passthrough, `--server=127.0.0.1#${upstream.port}`, ...(opts.extraDnsmasqArgs ?? [])], opts.dnsmasqListen ?? {});
     const c = cluster;
     const server = { host: dnsmasq.host, port: dnsmasq.port };
     let chaosAsked = 0;

@@ -135,10 +135,13 @@ test('TCP: a well-behaved client is served throughout a flood of 5,000 connectio
   let maxSeen = 0;
   const live = new Set<Socket>();
   t.after(() => live.forEach((x) => x.destroy()));
+  let asked = 0;
+  // at least 5,000 connections, and on until the well-behaved client has asked 5 times during the
+  // flood (on a loaded machine 5,000 connections can come and go within two of its lookups)
   const flood = (async () => {
-    while (opened < 5000) {
+    while (opened < 5000 || asked < 5) {
       const wave: Promise<void>[] = [];
-      for (let i = 0; i < 25 && opened < 5000; i++, opened++) {
+      for (let i = 0; i < 25; i++, opened++) {
         wave.push(
           new Promise<void>((resolve) => {
             const c = connect(s.server.port, '127.0.0.1');
@@ -165,6 +168,7 @@ test('TCP: a well-behaved client is served throughout a flood of 5,000 connectio
     // a well-behaved client retries once, as stub resolvers do (glibc's attempts:2): its brand-new
     // connection is as young as the flood's, and may be the oldest idle one by the time its first
     // bytes are read when hundreds of connections arrive in between
+    asked++;
     let r = await ask().catch((e: Error) => e);
     if (r instanceof Error) {
       retried++;
@@ -177,11 +181,11 @@ test('TCP: a well-behaved client is served throughout a flood of 5,000 connectio
   t.diagnostic(`${served} lookups served during the flood, ${retried} needed a retry`);
   await flood;
   // the last connections may still wait in the accept queue
-  for (let i = 0; i < 50 && s.tcp.stats().evicted + s.tcp.stats().connections < 5000; i++) await sleep(100);
+  for (let i = 0; i < 50 && s.tcp.stats().evicted + s.tcp.stats().connections < opened; i++) await sleep(100);
   assert.deepEqual(failures, [], 'every query of the well-behaved client answered during the flood');
-  assert.ok(served >= 3, `${served} queries served during the flood`);
+  assert.ok(served >= 5, `${served} queries served during the flood of ${opened} connections`);
   assert.ok(maxSeen <= cap, `${maxSeen} connections held (cap ${cap})`);
-  assert.ok(s.tcp.stats().evicted >= 5000 - cap, `${s.tcp.stats().evicted} idle connections evicted`);
+  assert.ok(s.tcp.stats().evicted >= opened - cap, `${s.tcp.stats().evicted} idle connections evicted of ${opened}`);
 });
 
 test('TCP: a partial length prefix, half a message, or a message trickled in are cut at the idle timeout', async (t) => {

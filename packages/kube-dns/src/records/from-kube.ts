@@ -72,5 +72,6 @@ export function podFromKube(o: V1Pod): PodInfo | undefined {
   const name = o.metadata?.name;
   if (!namespace || !name) return undefined;
   const list = o.status?.podIPs?.length ? o.status.podIPs.map((p) => p.ip) : [o.status?.podIP];
-  return { namespace, name, ips: ips(list) };
+  const phase = o.status?.phase;
+  return { namespace, name, ips: ips(list), hostNetwork: o.spec?.hostNetwork === true, finished: phase === 'Succeeded' || phase === 'Failed' };
 }

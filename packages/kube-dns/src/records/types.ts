@@ -49,6 +49,10 @@ export interface PodInfo {
   name: string;
   /** Normalised status.podIPs. */
   ips: string[];
+  /** spec.hostNetwork: its IP is the node's (autopath must not take it for this pod's). */
+  hostNetwork?: boolean;
+  /** status.phase Succeeded or Failed: the IP it still shows may already be another pod's. */
+  finished?: boolean;
 }
 
 /** What a zone accepts from the informers. Every method is idempotent. */

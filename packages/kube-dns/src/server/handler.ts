@@ -5,6 +5,7 @@ import * as dnsTypes from 'dns-packet/types.js';
 import type { Logger } from '@kube-dns/config';
 import type { Transport } from '@kube-dns/dns-client';
 import { buildQuery } from '@kube-dns/dns-client';
+import type { Autopath, AutopathAnswer } from '../autopath/autopath.js';
 import type { ZoneReader } from '../records/types.js';
 import type { Resolution } from '../resolve/types.js';
 import { RCODE_BY_NAME, encodeNegative, encodeRcode, encodeReply, fitRelayed, replyLimit } from './encode.js';
@@ -44,6 +45,8 @@ export interface HandlerOptions {
   cacheBytes?: number;
   /** --log-queries (querylog/query-log.ts). */
   queryLog?: QueryLogSink;
+  /** --autopath (autopath/autopath.ts): completes a pod's search path on NXDOMAIN. */
+  autopath?: Autopath;
   /** Malformed queries answered per second at most; the rest are dropped (server/malformed.ts). */
   malformedRepliesPerSecond?: number;
 }
@@ -79,7 +82,7 @@ export class DnsHandler {
     }
     const q: ParsedQuery = parsed;
     try {
-      const reply = this.answer(query, q, transport, started);
+      const reply = this.answer(query, q, transport, started, address);
       // cache hits are always synchronous; a promise is a forward, never a hit
       if (this.opts.queryLog) this.opts.queryLog.record(q, transport, address, port, started, reply, Buffer.isBuffer(reply) && this.lastHit);
       return reply;
@@ -95,7 +98,7 @@ export class DnsHandler {
     return reply;
   }
 
-  private answer(query: Buffer, q: ParsedQuery, transport: Transport, started: number): Buffer | Promise<Buffer | undefined> {
+  private answer(query: Buffer, q: ParsedQuery, transport: Transport, started: number, address: string | undefined): Buffer | Promise<Buffer | undefined> {
     if (q.opcode !== 0) return this.done(q, encodeRcode(query, q, RCODE.NOTIMP), transport, started, 'auth', false);
     if (q.edns && q.edns.version > 0) return this.done(q, encodeRcode(query, q, 0), transport, started, 'auth', false);
     if (q.qtype === TYPE_ANY) return this.done(q, encodeRcode(query, q, RCODE.REFUSED), transport, started, 'auth', false);
@@ -114,6 +117,11 @@ export class DnsHandler {
     }
     if (r.action === 'forward') return this.forward(query, q, transport, started, system);
     if (r.chase) return this.chase(query, q, r, transport, limit, started);
+    if (r.rcode === 'NXDOMAIN' && this.opts.autopath) {
+      // the answer depends on who asks: never from or into the response cache
+      const completing = this.opts.autopath.complete(query, q, qtype, address, transport);
+      if (completing) return this.completed(completing, query, q, r, transport, limit, started, system);
+    }
 
     const rcode = RCODE_BY_NAME[r.rcode] ?? RCODE.SERVFAIL;
     if (r.answers.length === 0 && r.authorities.length === 1 && r.authorities[0]!.type === 'SOA' && r.additionals.length === 0) {
@@ -126,6 +134,18 @@ export class DnsHandler {
     const enc = encodeReply(query, q, { rcode, aa: r.aa, answers: r.answers, authorities: r.authorities, additionals: r.additionals }, limit);
     this.cache.set(q, limit, enc.bytes, enc.nameOffsets, r.dep, gen, enc.truncated); // keeps a copy of its own
     return this.done(q, rotateAnswers(enc.bytes), transport, started, system, false);
+  }
+
+  private async completed(completing: Promise<AutopathAnswer | undefined>, query: Buffer, q: ParsedQuery, r: Resolution, transport: Transport, limit: number, started: number, system: System): Promise<Buffer> {
+    const a = await completing.catch((e: unknown) => {
+      this.opts.log.error({ err: e, name: q.name }, 'autopath failed: plain answer');
+      return undefined;
+    });
+    const reply = a
+      ? encodeReply(query, q, { rcode: a.rcode, aa: a.aa, answers: a.answers, authorities: a.authorities, additionals: [] }, limit).bytes
+      : ((r.authorities[0] && encodeNegative(query, q, RCODE.NXDOMAIN, r.aa, r.authorities[0], limit)) ||
+        encodeReply(query, q, { rcode: RCODE.NXDOMAIN, aa: r.aa, answers: [], authorities: r.authorities, additionals: [] }, limit).bytes);
+    return this.done(q, a ? rotateAnswers(reply) : reply, transport, started, system, false);
   }
 
   private async forward(query: Buffer, q: ParsedQuery, transport: Transport, started: number, system: System): Promise<Buffer> {

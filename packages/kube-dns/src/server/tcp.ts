@@ -79,10 +79,7 @@ export class TcpListener {
     server.on('error', (e) => this.log.error({ err: e.message }, 'TCP server error'));
     return new Promise((resolve, reject) => {
       server.once('error', reject);
-      // The accept queue as deep as the kernel allows (it caps this at net.core.somaxconn, as Go's
-      // listeners ask for): in a burst of connections a full queue drops SYNs, and a client's
-      // retransmit comes a whole second later.
-      server.listen({ host, port, exclusive: true, backlog: 65535 }, () => {
+      server.listen({ host, port, exclusive: true, backlog: 1024 }, () => {
         server.off('error', reject);
         resolve((server.address() as { port: number }).port);
       });

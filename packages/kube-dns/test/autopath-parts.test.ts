@@ -1,0 +1,122 @@
+// autopath's pure parts: the client-subnet option read from query bytes, the pod IP index, and
+// the search path a pod walks.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import * as dnsPacket from 'dns-packet';
+import { isLoopback, parseOption, readClientSubnet } from '../src/autopath/ecs.js';
+import { PodIpIndex } from '../src/autopath/pod-index.js';
+import { firstExpansion, parseSearchDomains, remainingCandidates } from '../src/autopath/search.js';
+import { parseQuery } from '../src/server/wire.js';
+
+function queryWith(options: object[] | undefined): Buffer {
+  return dnsPacket.encode({
+    type: 'query',
+    id: 1,
+    flags: dnsPacket.RECURSION_DESIRED,
+    questions: [{ name: 'x.default.svc.cluster.local', type: 'A', class: 'IN' }],
+    ...(options && { additionals: [{ type: 'OPT', name: '.', udpPayloadSize: 1232, flags: 0, options } as dnsPacket.Answer] }),
+  });
+}
+
+function ecsOf(buf: Buffer) {
+  const q = parseQuery(buf);
+  assert.ok(q.ok);
+  return readClientSubnet(buf, q.questionEnd);
+}
+
+test('client subnet: the address dnsmasq --add-subnet=32,128 adds, for IPv4 and IPv6', () => {
+  assert.deepEqual(ecsOf(queryWith([{ code: 'CLIENT_SUBNET', family: 1, sourcePrefixLength: 32, scopePrefixLength: 0, ip: '10.244.1.7' }])), {
+    kind: 'subnet',
+    family: 4,
+    prefix: 32,
+    address: '10.244.1.7',
+  });
+  assert.deepEqual(ecsOf(queryWith([{ code: 'CLIENT_SUBNET', family: 2, sourcePrefixLength: 128, scopePrefixLength: 0, ip: 'fd00:0:0::a:7' }])), {
+    kind: 'subnet',
+    family: 6,
+    prefix: 128,
+    address: 'fd00::a:7',
+  });
+  // a shorter prefix is read as sent (the caller refuses it: it is not one pod)
+  assert.deepEqual(ecsOf(queryWith([{ code: 'CLIENT_SUBNET', family: 1, sourcePrefixLength: 24, scopePrefixLength: 0, ip: '10.244.1.0' }])), {
+    kind: 'subnet',
+    family: 4,
+    prefix: 24,
+    address: '10.244.1.0',
+  });
+  assert.deepEqual(ecsOf(queryWith(undefined)), { kind: 'none' });
+  assert.deepEqual(ecsOf(queryWith([{ code: 'COOKIE', data: Buffer.alloc(8, 1) }])), { kind: 'none' });
+});
+
+test('client subnet: malformed options are reported, never thrown', () => {
+  const bad = (data: number[]) => parseOption(Buffer.from(data));
+  assert.equal(bad([0, 1, 32]).kind, 'malformed'); // shorter than 4
+  assert.equal(bad([0, 3, 32, 0, 10, 0, 0, 1]).kind, 'malformed'); // family 3
+  assert.equal(bad([0, 1, 33, 0, 10, 0, 0, 1, 0]).kind, 'malformed'); // /33 for IPv4
+  assert.equal(bad([0, 1, 32, 0, 10, 0, 0]).kind, 'malformed'); // 3 octets for /32
+  assert.equal(bad([0, 1, 32, 24, 10, 0, 0, 1]).kind, 'malformed'); // scope set in a query
+  assert.equal(bad([0, 1, 20, 0, 10, 0, 0x1f]).kind, 'malformed'); // bits past /20
+  assert.deepEqual(bad([0, 1, 0, 0]), { kind: 'subnet', family: 4, prefix: 0, address: '0.0.0.0' });
+  // two options make the asker ambiguous
+  const two = queryWith([
+    { code: 'CLIENT_SUBNET', family: 1, sourcePrefixLength: 32, scopePrefixLength: 0, ip: '10.0.0.1' },
+    { code: 'CLIENT_SUBNET', family: 1, sourcePrefixLength: 32, scopePrefixLength: 0, ip: '10.0.0.2' },
+  ]);
+  assert.equal(ecsOf(two).kind, 'malformed');
+  // every truncation of a valid query: an answer, never an exception
+  const ok = queryWith([{ code: 'CLIENT_SUBNET', family: 1, sourcePrefixLength: 32, scopePrefixLength: 0, ip: '10.244.1.7' }]);
+  const q = parseQuery(ok);
+  assert.ok(q.ok);
+  for (let n = q.questionEnd; n < ok.length; n++) assert.equal(readClientSubnet(ok.subarray(0, n), q.questionEnd).kind, 'malformed');
+});
+
+test('client subnet is trusted from loopback only', () => {
+  for (const a of ['127.0.0.1', '127.0.0.2', '::1', '::ffff:127.0.0.1']) assert.ok(isLoopback(a), a);
+  for (const a of ['10.0.0.1', '::ffff:10.0.0.1', 'fd00::1', '128.0.0.1', undefined, '']) assert.ok(!isLoopback(a), String(a));
+});
+
+test('pod index: one namespace per IP, or a reason for the plain answer', () => {
+  const ix = new PodIpIndex();
+  ix.setPod({ namespace: 'shop', name: 'web-0', ips: ['10.244.0.5', 'fd00::5'] });
+  assert.deepEqual(ix.lookup('10.244.0.5'), { ok: true, namespace: 'shop' });
+  assert.deepEqual(ix.lookup('fd00::5'), { ok: true, namespace: 'shop' });
+  assert.deepEqual(ix.lookup('10.244.0.6'), { ok: false, reason: 'unknown_pod' });
+  // hostNetwork pods share the node's IP with pods of every namespace
+  ix.setPod({ namespace: 'kube-system', name: 'proxy', ips: ['192.168.1.10'], hostNetwork: true });
+  ix.setPod({ namespace: 'shop', name: 'agent', ips: ['192.168.1.10'], hostNetwork: true });
+  assert.deepEqual(ix.lookup('192.168.1.10'), { ok: false, reason: 'host_network' });
+  // an IP reused by a pod of another namespace before the old pod is gone
+  ix.setPod({ namespace: 'bank', name: 'api-0', ips: ['10.244.0.5'] });
+  assert.deepEqual(ix.lookup('10.244.0.5'), { ok: false, reason: 'ambiguous_pod' });
+  ix.deletePod('shop', 'web-0');
+  assert.deepEqual(ix.lookup('10.244.0.5'), { ok: true, namespace: 'bank' });
+  // a finished pod keeps its IP in status, but no longer owns it
+  ix.setPod({ namespace: 'shop', name: 'job', ips: ['10.244.0.5'], finished: true });
+  assert.deepEqual(ix.lookup('10.244.0.5'), { ok: true, namespace: 'bank' });
+  // a pod that moves IP leaves the old one
+  ix.setPod({ namespace: 'bank', name: 'api-0', ips: ['10.244.0.9'] });
+  assert.deepEqual(ix.lookup('10.244.0.5'), { ok: false, reason: 'unknown_pod' });
+  assert.deepEqual(ix.lookup('10.244.0.9'), { ok: true, namespace: 'bank' });
+  ix.deletePod('bank', 'api-0');
+  ix.deletePod('kube-system', 'proxy');
+  ix.deletePod('shop', 'agent');
+  assert.equal(ix.size, 0);
+  assert.deepEqual(ix.lookup('192.168.1.10'), { ok: false, reason: 'unknown_pod' });
+});
+
+test('search path: the first expansion and what follows it', () => {
+  assert.deepEqual(firstExpansion('www.example.com.shop.svc.cluster.local', 'cluster.local'), { base: 'www.example.com', namespace: 'shop' });
+  assert.deepEqual(firstExpansion('api.bank.shop.svc.cluster.local', 'cluster.local'), { base: 'api.bank', namespace: 'shop' });
+  assert.equal(firstExpansion('shop.svc.cluster.local', 'cluster.local'), undefined);
+  assert.equal(firstExpansion('x.shop.pod.cluster.local', 'cluster.local'), undefined);
+  assert.equal(firstExpansion('www.example.com', 'cluster.local'), undefined);
+  assert.deepEqual(remainingCandidates('www.example.com', 'cluster.local', ['corp.example', 'cluster.local']), [
+    'www.example.com.svc.cluster.local',
+    'www.example.com.cluster.local',
+    'www.example.com.corp.example',
+    'www.example.com',
+  ]);
+  assert.deepEqual(parseSearchDomains('nameserver 10.0.0.1\nsearch a.example B.example.\noptions ndots:1\n'), ['a.example', 'b.example']);
+  assert.deepEqual(parseSearchDomains('search old.example\ndomain new.example\n'), ['new.example']);
+  assert.deepEqual(parseSearchDomains('nameserver 10.0.0.1\n'), []);
+});

@@ -1,0 +1,94 @@
+// --autopath straight at kube-dns: the client-subnet option is believed only from loopback and
+// only when well formed and one address long; everything else gets the plain NXDOMAIN and is
+// counted. Also: the node's search domains, and --autopath off by default.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import * as dnsPacket from 'dns-packet';
+import { pod, startTestDnsServer } from '@kube-dns/testkit';
+import { askFrom, autopathCounts, question, records, subnetOf } from './autopath-helpers.js';
+import { startCluster, waitSynced } from './integration-helpers.js';
+
+const POD_IP = '10.244.3.7';
+const EXT = 'example.test.shop.svc.cluster.local';
+
+async function setup(t: import('node:test').TestContext, args: string[]) {
+  const upstream = await startTestDnsServer({
+    handler: (q) => {
+      const ip = q.type !== 'A' ? undefined : q.name === 'example.test' ? '192.0.2.10' : q.name === 'db.corp.example' ? '192.0.2.20' : undefined;
+      return ip ? { answers: [{ name: q.name, type: 'A', ttl: 60, data: ip }] } : { rcode: 'NXDOMAIN' };
+    },
+  });
+  t.after(() => upstream.close());
+  const c = await startCluster({
+    args,
+    resolvConf: 'nameserver 192.0.2.53\nsearch corp.example\n',
+    configFiles: { upstreamNameservers: JSON.stringify([`127.0.0.1:${upstream.port}`]) },
+    seed: (api) => api.upsert('pods', pod('shop', 'web-0', [POD_IP, 'fd00::3:7'])),
+  });
+  t.after(() => c.stop());
+  await waitSynced(c);
+  const counts = async () => autopathCounts((await c.http('/metrics')).body);
+  /** Through the handler, as if the packet came from `address` (the listeners pass theirs). */
+  const handle = async (q: Buffer, address: string) => dnsPacket.decode((await c.dns.handler.handle(q, 'udp', address, 5353))!) as dnsPacket.DecodedPacket & { rcode: string };
+  return { c, upstream, counts, handle };
+}
+
+test('autopath trusts the client-subnet option from loopback only, and only a valid one-address option', async (t) => {
+  const { c, counts, handle } = await setup(t, ['--autopath']);
+  // from loopback (kube-dns's own dnsmasq), with the pod's address: completed, over the real socket
+  const ok = await askFrom('127.0.0.1', c.server, question(EXT, 'A', [subnetOf(POD_IP)]));
+  assert.deepEqual(records(ok), [
+    ['CNAME', EXT, 'example.test'],
+    ['A', 'example.test', '192.0.2.10'],
+  ]);
+  assert.deepEqual(records(await handle(question(EXT, 'A', [subnetOf('fd00::3:7', 128)]), '::1'))[0], ['CNAME', EXT, 'example.test'], 'IPv6 pod address');
+
+  const plain = async (q: Buffer, from: string, why: string) => {
+    const r = await handle(q, from);
+    assert.equal(r.rcode, 'NXDOMAIN', why);
+    assert.equal(r.answers?.length ?? 0, 0, why);
+  };
+  // the same option from anywhere else: a client cannot claim to be another pod
+  await plain(question(EXT, 'A', [subnetOf(POD_IP)]), '10.244.9.9', 'from a pod IP');
+  await plain(question(EXT, 'A', [subnetOf(POD_IP)]), '::ffff:10.244.9.9', 'from a v4-mapped pod IP');
+  // malformed from loopback: a /32 with three address octets
+  const bad = question(EXT, 'A', [{ code: 8, data: Buffer.from([0, 1, 32, 0, 10, 244, 3]) }]);
+  await plain(bad, '127.0.0.1', 'malformed option');
+  // a /24 is a subnet, not a pod
+  await plain(question(EXT, 'A', [subnetOf('10.244.3.0', 24)]), '127.0.0.1', 'partial subnet');
+  // no option at all (dnsmasq without --add-subnet)
+  await plain(question(EXT, 'A'), '127.0.0.1', 'no option');
+  await plain(question(EXT, 'A', []), '127.0.0.1', 'EDNS0 without the option');
+
+  const n = await counts();
+  assert.equal(n.upstream, 2);
+  assert.equal(n.untrusted_subnet, 2);
+  assert.equal(n.malformed_subnet, 1);
+  assert.equal(n.partial_subnet, 1);
+  assert.equal(n.no_client_subnet, 2);
+  // names that are not a first expansion are never considered, and existing names are unchanged
+  await plain(question('example.test.shop.pod.cluster.local', 'A', [subnetOf(POD_IP)]), '127.0.0.1', 'pod zone');
+  assert.deepEqual(await counts(), n);
+});
+
+test("autopath walks the node's search domains before the bare name", async (t) => {
+  const { c, upstream } = await setup(t, ['--autopath']);
+  const r = await askFrom('127.0.0.1', c.server, question('db.shop.svc.cluster.local', 'A', [subnetOf(POD_IP)]));
+  assert.deepEqual(records(r), [
+    ['CNAME', 'db.shop.svc.cluster.local', 'db.corp.example'],
+    ['A', 'db.corp.example', '192.0.2.20'],
+  ]);
+  assert.deepEqual(
+    upstream.questions.map((q) => q.name).filter((n) => !n.endsWith('.loop-check.kube-dns.invalid')),
+    ['db.corp.example'],
+    'db.svc.cluster.local and db.cluster.local were answered from the zone, db.corp.example upstream, db itself not needed',
+  );
+});
+
+test('without --autopath (the default) the first expansion is the plain NXDOMAIN and pods are not watched', async (t) => {
+  const { c, counts } = await setup(t, []);
+  const r = await askFrom('127.0.0.1', c.server, question(EXT, 'A', [subnetOf(POD_IP)]));
+  assert.equal(r.rcode, 'NXDOMAIN');
+  assert.ok(!c.api.requests.some((x) => x.resource === 'pods'), 'no Pods watch');
+  assert.deepEqual(await counts(), {}, 'no autopath metric');
+});
