@@ -34,7 +34,11 @@ test('a serving sidecar has not loaded the Pushgateway: no https, tls or zlib in
   const { text } = await scrape(port);
   assert.match(text, /^kubedns_probe_kubedns_latency_ms_bucket/m, 'metrics served');
   child.kill('SIGUSR2');
-  const loaded = await waitFor('the module list', async () => JSON.parse(await readFile(report, 'utf8').catch(() => 'null')) as string[] | null, 10_000, 50) as string[];
+  // the file appears once the signal is handled: until then, keep waiting (undefined)
+  const loaded = await waitFor('the module list', async () => {
+    const text = await readFile(report, 'utf8').catch(() => undefined);
+    return text === undefined ? undefined : (JSON.parse(text) as string[]);
+  }, 10_000, 50);
   assert.ok(loaded.includes('NativeModule http'), 'the list is the real one (http serves /metrics)');
   for (const m of ['https', 'tls', 'zlib']) assert.ok(!loaded.includes(`NativeModule ${m}`), `${m} is not loaded`);
 });
