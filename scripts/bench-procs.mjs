@@ -67,7 +67,9 @@ export const KUBE_DNS_BIN = join(root, 'packages', 'kube-dns', 'bin', 'kube-dns.
 export async function startKubeDns(m, api, configDir, extra = []) {
   const [port, healthz, metrics] = [await freePort(), await freePort(), await freePort()];
   const args = m.kubedns.map((a) => a.replace(/^--dns-port=.*/, `--dns-port=${port}`).replace(/^--config-dir=.*/, `--config-dir=${configDir}`));
-  args.push('--dns-bind-address=127.0.0.1', '--healthz-bind-address=127.0.0.1', `--healthz-port=${healthz}`, `--kubecfg-file=${api.kubeconfigPath}`, ...extra);
+  // KUBEDNS_BENCH_ARGS: extra kubedns flags, to compare options on and off (e.g. the zone options)
+  const envArgs = (process.env.KUBEDNS_BENCH_ARGS ?? '').split(/\s+/).filter(Boolean);
+  args.push('--dns-bind-address=127.0.0.1', '--healthz-bind-address=127.0.0.1', `--healthz-port=${healthz}`, `--kubecfg-file=${api.kubeconfigPath}`, ...envArgs, ...extra);
   const p = start(process.execPath, [KUBE_DNS_BIN, ...args], { env: { PROMETHEUS_PORT: String(metrics) } });
   const t0 = Date.now();
   for (;;) {

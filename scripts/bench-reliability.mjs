@@ -10,8 +10,9 @@
 // before, at its peak during and 30 s after.
 // --soak MINUTES: then the realistic mix at 2,000 qps with one service changing every 0.2 s, RSS
 // every 10 s: its slope after the first fifth (the warm-up), and every error.
-//   node scripts/bench-reliability.mjs [--quick] [--soak MINUTES]
-// Results: printed, and written to bench/results/latest.json (section "reliability").
+//   node scripts/bench-reliability.mjs [--quick] [--soak MINUTES [--only-soak]]
+// Results: printed, and written to bench/results/latest.json (sections "reliability" and "soak",
+// so that a run of the floods alone keeps the last soak).
 import { mkdtemp, readFile, rm, writeFile, mkdir } from 'node:fs/promises';
 import { createSocket } from 'node:dgram';
 import { tmpdir } from 'node:os';
@@ -26,6 +27,8 @@ const quick = process.argv.includes('--quick');
 const soakAt = process.argv.indexOf('--soak');
 const soakMinutes = soakAt > 0 ? Number(process.argv[soakAt + 1]) : 0;
 if (soakAt > 0 && !(soakMinutes > 0)) throw new Error('--soak MINUTES: a positive number of minutes');
+const onlySoak = process.argv.includes('--only-soak');
+if (onlySoak && !(soakMinutes > 0)) throw new Error('--only-soak goes with --soak MINUTES');
 const T = quick ? { base: 4, flood: 5, after: 10 } : { base: 10, flood: 10, after: 30 };
 const say = (s = '') => process.stdout.write(`${s}\n`);
 
@@ -219,16 +222,21 @@ async function main() {
     const names = cluster.services.filter((n) => !n.startsWith('big.')).slice(0, 500);
     say(`kube-dns with the manifest's arguments, ${cluster.services.length} services; ${quick ? 'quick run' : 'full run'}\n`);
 
-    out.floods.push(await measureFlood('unique external names at 20,000 qps, upstream silent', kd, names, 'udp', () => waterTorture(kd.port, work)));
-    out.floods.push(await measureFlood('5,000 TCP connections held open (half with a partial length prefix)', kd, names, 'tcp', () => tcpFlood(kd.port)));
-    out.floods.push(await measureFlood('malformed UDP packets', kd, names, 'udp', () => junkFlood(kd.port)));
-    if (soakMinutes > 0) out.soak = await soak(kd, api, cluster, work, soakMinutes);
+    if (!onlySoak) {
+      out.floods.push(await measureFlood('unique external names at 20,000 qps, upstream silent', kd, names, 'udp', () => waterTorture(kd.port, work)));
+      out.floods.push(await measureFlood('5,000 TCP connections held open (half with a partial length prefix)', kd, names, 'tcp', () => tcpFlood(kd.port)));
+      out.floods.push(await measureFlood('malformed UDP packets', kd, names, 'udp', () => junkFlood(kd.port)));
+      await writeSection('reliability', out);
+      say('\nwritten: bench/results/latest.json (section "reliability")');
+    }
+    if (soakMinutes > 0) {
+      await writeSection('soak', { date: new Date().toISOString(), node: process.version, ...(await soak(kd, api, cluster, work, soakMinutes)) });
+      say('written: bench/results/latest.json (section "soak")');
+    }
   } finally {
     for (const f of cleanup.reverse()) await f().catch(() => {});
     await rm(work, { recursive: true, force: true });
   }
-  await writeSection('reliability', out);
-  say('\nwritten: bench/results/latest.json (section "reliability")');
 }
 
 main().then(() => process.exit(0), (e) => { console.error(`bench-reliability failed: ${e.stack ?? e.message}`); killAllNow(); process.exit(1); });

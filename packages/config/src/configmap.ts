@@ -1,6 +1,7 @@
 // The kube-dns ConfigMap: keys, parsing and validation. Pure: data in, config or errors out.
 import { isIP } from 'node:net';
 import { isDns1123Label, isDns1123Subdomain, isHostName } from './dns1123.js';
+import { parseTransferTo } from './transfer-to.js';
 import { type Nameserver, parseIpNameserver, parsePort, splitHostPort } from './nameserver.js';
 
 export const CONFIG_KEYS = ['stubDomains', 'upstreamNameservers', 'federations', 'hosts'] as const;
@@ -20,6 +21,11 @@ export interface KubeDnsConfig {
   /** Obsolete: accepted and validated for compatibility, otherwise ignored. */
   federations: Map<string, string>;
   hosts: HostsEntry[];
+  /**
+   * kube-dns zone options an operator may change live (keys `ignoreEmptyService`, `transferTo`);
+   * a key present overrides the flag of the same name, an absent key leaves the flag in force.
+   */
+  zoneOverrides: { ignoreEmptyService?: boolean; transferTo?: string };
   /** sha256 of the source files; "" for the defaults. */
   version: string;
 }
@@ -32,7 +38,7 @@ export interface ConfigError {
 export type ConfigResult = { ok: true; config: KubeDnsConfig } | { ok: false; errors: ConfigError[] };
 
 export function defaultConfig(): KubeDnsConfig {
-  return { stubDomains: new Map(), upstreamNameservers: [], federations: new Map(), hosts: [], version: '' };
+  return { stubDomains: new Map(), upstreamNameservers: [], federations: new Map(), hosts: [], zoneOverrides: {}, version: '' };
 }
 
 /** Parses and validates every known key; any error rejects the whole update, as the original does. */
@@ -61,6 +67,19 @@ export function parseConfig(data: Readonly<Record<string, string>>, version = ''
     const r = parseHosts(data.hosts);
     if (r.ok) config.hosts = r.value;
     else collect('hosts', r.errors);
+  }
+  if (data.ignoreEmptyService !== undefined) {
+    const v = data.ignoreEmptyService.trim().toLowerCase();
+    if (v === 'true' || v === 'false') config.zoneOverrides.ignoreEmptyService = v === 'true';
+    else collect('ignoreEmptyService', [`must be true or false, not ${JSON.stringify(data.ignoreEmptyService)}`]);
+  }
+  if (data.transferTo !== undefined) {
+    try {
+      parseTransferTo(data.transferTo);
+      config.zoneOverrides.transferTo = data.transferTo.trim();
+    } catch (e) {
+      collect('transferTo', [(e as Error).message]);
+    }
   }
   return errors.length ? { ok: false, errors } : { ok: true, config };
 }

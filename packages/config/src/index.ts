@@ -7,3 +7,4 @@ export * from './nameserver.js';
 export * from './resolvconf.js';
 export * from './events/recorder.js';
 export * from './events/endpoint.js';
+export * from './transfer-to.js';

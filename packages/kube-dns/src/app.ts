@@ -25,6 +25,15 @@ import { DnsHandler } from './server/handler.js';
 import { TcpListener } from './server/tcp.js';
 import { UdpListener } from './server/udp.js';
 import type { KubeDnsOptions } from './options.js';
+import { NamespaceGate } from './zones/namespace-gate.js';
+import { namespaceFilter } from './zones/namespace-filter.js';
+import { externalZones } from './zones/external.js';
+import { SerialClock } from './transfer/serial.js';
+import { ZoneTransfer } from './transfer/transfer.js';
+import type { TransferAcl } from './transfer/acl.js';
+import { LiveZoneOptions } from './zones/live.js';
+import { encodeRcode } from './server/encode.js';
+import { RCODE } from './server/wire.js';
 import { VERSION } from './version.js';
 
 export interface KubeDnsInstance {
@@ -74,7 +83,20 @@ function readResolvConf(path: string, log: Logger): Nameserver[] {
 export async function startKubeDns(o: KubeDnsOptions, x: StartExtras): Promise<KubeDnsInstance> {
   const { log } = x;
   const zone = new Zone();
-  const resolveOpts: ResolveOptions = { zone: o.domain, ttl: o.ttl, pods: o.pods, serial: Math.floor(Date.now() / 1000), wildcards: o.wildcards };
+  // --namespaces / --namespace-labels (zones/): which namespaces are served at all
+  const zo = o.zones;
+  const gate = zo.namespaceLabels ? new NamespaceGate(zone, zo.namespaceLabels, () => zone.bumpGeneration()) : undefined;
+  const servesNamespace = namespaceFilter(zo.namespaces, gate);
+  const resolveOpts: ResolveOptions = {
+    zone: o.domain,
+    ttl: o.ttl,
+    pods: o.pods,
+    serial: Math.floor(Date.now() / 1000),
+    wildcards: o.wildcards,
+    ...(servesNamespace && { servesNamespace }),
+    ...(zo.ignoreEmptyService && { ignoreEmptyService: true }),
+  };
+  if (zo.externalZones.length) resolveOpts.external = externalZones(zo.externalZones, zo.externalNs, resolveOpts);
   const resolvConfPath = x.resolvConfPath ?? '/etc/resolv.conf';
 
   const forwarder = new Forwarder({
@@ -116,8 +138,10 @@ export async function startKubeDns(o: KubeDnsOptions, x: StartExtras): Promise<K
 
   // --- config: ConfigMap directory, or the static --nameservers
   let config = defaultConfig();
+  let liveZones: LiveZoneOptions | undefined;
   const applyConfig = (c: KubeDnsConfig) => {
     config = c;
+    liveZones?.apply(c.zoneOverrides);
     const choice = chooseUpstreams(c, o.nameservers, readResolvConf(resolvConfPath, log), { addresses: [o.dnsBindAddress], port: o.dnsPort });
     for (const r of choice.refused) log.error({ server: r.server.raw }, `refusing upstream nameserver: ${r.reason}`);
     if (choice.servers.length === 0) log.warn({ source: choice.source }, 'no upstream nameservers: names outside the cluster get SERVFAIL');
@@ -169,6 +193,21 @@ export async function startKubeDns(o: KubeDnsOptions, x: StartExtras): Promise<K
     log.info({ nodeSearch }, 'autopath on: completing search paths of pods identified by the client-subnet option of their dnsmasq');
   }
 
+  // --- zone transfer (--transfer-to or the ConfigMap key transferTo): made on first use
+  let transfer: ZoneTransfer | undefined;
+  const setTransfer = (acl: TransferAcl | undefined): void => {
+    if (acl && !transfer) {
+      // the serial must grow with every change from now on, or a secondary keeps its old copy
+      const serial = new SerialClock(zone);
+      Object.defineProperty(resolveOpts, 'serial', { get: () => serial.current(), enumerable: true, configurable: true });
+      resolveOpts.dynamicSerial = true;
+      transfer = new ZoneTransfer({ zone, cluster: resolveOpts, external: resolveOpts.external ?? [], log, registry: metrics.registry });
+      handler?.cache.clear(); // apex SOA answers cached with the fixed serial
+    }
+    transfer?.setAcl(acl);
+    if (acl) log.info({ to: acl.entries, zones: [o.domain, ...zo.externalZones] }, 'zone transfer allowed');
+  };
+
   // --- DNS
   const handler: DnsHandler = new DnsHandler({
     zone,
@@ -180,6 +219,9 @@ export async function startKubeDns(o: KubeDnsOptions, x: StartExtras): Promise<K
     cacheEntries: o.responseCacheEntries,
     cacheBytes: o.responseCacheBytes,
     ...(autopath && { autopath }),
+    transfer: {
+      answer: (query, q, transport, address) => (transfer ? transfer.answer(query, q, transport, address) : encodeRcode(query, q, RCODE.REFUSED)),
+    },
     ...(o.logQueries > 0 && { queryLog: new QueryLog({ rate: o.logQueries, maxPerSecond: o.logQueriesMaxRate, log }) }),
   });
   registerMalformedMetrics(metrics.registry, handler.malformed);
@@ -205,6 +247,9 @@ export async function startKubeDns(o: KubeDnsOptions, x: StartExtras): Promise<K
   }
   log.info({ address: o.dnsBindAddress, port: dnsPort, domain: o.domain }, 'serving DNS over UDP and TCP');
   void forwarder.startLoopChecks();
+  // ConfigMap keys over the zone flags (zones/live.ts): now, and on every change of the ConfigMap
+  liveZones = new LiveZoneOptions({ flags: zo, resolveOpts, log, clearCache: () => handler.cache.clear(), setTransfer });
+  liveZones.apply(config.zoneOverrides);
 
   // --- HTTP
   let syncStarted = 0;
@@ -223,9 +268,19 @@ export async function startKubeDns(o: KubeDnsOptions, x: StartExtras): Promise<K
   if (x.metricsPort !== undefined) servers.push(await listenHttp(app, o.healthzBindAddress, x.metricsPort, log, 'metrics HTTP'));
 
   // --- list/watch
-  // autopath reads the same Pods watch: one writer that feeds both
-  const writer = podIndex ? teePods(zone, podIndex, o.pods === 'verified') : zone;
-  sync = new KubeSync({ kc, zone: writer, watchPods: o.pods === 'verified' || o.autopath, log, ...x.kubeSync });
+  // autopath reads the same Pods watch: one writer that feeds both (after the namespace gate, if any)
+  sync = new KubeSync({
+    kc,
+    zone: podIndex ? teePods(gate ?? zone, podIndex, o.pods === 'verified') : (gate ?? zone),
+    watchPods: o.pods === 'verified' || o.autopath,
+    sliceConversion: { podNames: zo.endpointPodNames },
+    serviceConversion: { external: zo.externalZones.length > 0 },
+    namespaces: zo.namespaces,
+    ...(zo.labels && { serviceLabels: zo.labels }),
+    ...(gate && { namespaceGate: gate }),
+    log,
+    ...x.kubeSync,
+  });
   syncStarted = Date.now();
   sync.once('synced', () => log.info({ ms: Date.now() - syncStarted, ...zone.stats() }, 'initial sync with the API server done: ready'));
   const syncWarn = setInterval(() => {
@@ -256,6 +311,7 @@ export async function startKubeDns(o: KubeDnsOptions, x: StartExtras): Promise<K
     },
     stop: async () => {
       clearInterval(syncWarn);
+      transfer?.stop();
       await Promise.all([udp.close(), tcp.close()]);
       await sync?.stop();
       await source?.stop();
@@ -267,7 +323,7 @@ export async function startKubeDns(o: KubeDnsOptions, x: StartExtras): Promise<K
 }
 
 /** The zone, with its pod updates sent to autopath's index (and to the zone only when it serves pod records from them). */
-function teePods(zone: Zone, index: PodIpIndex, podsInZone: boolean): ZoneWriter {
+function teePods(zone: ZoneWriter, index: PodIpIndex, podsInZone: boolean): ZoneWriter {
   return {
     setService: (s) => zone.setService(s),
     deleteService: (ns, name) => zone.deleteService(ns, name),

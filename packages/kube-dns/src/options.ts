@@ -2,6 +2,7 @@
 import { isIP } from 'node:net';
 import { FlagError, KLOG_COMPAT_FLAGS, type FlagSpecs, isDns1123Label, parseFlags, parseIpNameserver, type Nameserver } from '@kube-dns/config';
 import type { PodMode } from './records/types.js';
+import { parseZoneOptions, ZONE_FLAGS, type ZoneOptions } from './zones/options.js';
 
 export const FLAGS: FlagSpecs = {
   domain: { type: 'string', default: 'cluster.local.', help: 'domain under which to create names' },
@@ -33,9 +34,12 @@ export const FLAGS: FlagSpecs = {
   // --- autopath (autopath/autopath.ts)
   autopath: { type: 'bool', default: false, help: "complete a pod's search path on the server (as CoreDNS's autopath): <name>.<ns>.svc.<zone> that does not exist gets a CNAME to the first search name that does, or to <name> from upstream. Needs dnsmasq --add-subnet=32,128 in front (the asking pod's IP) and watches Pods" },
   // ---
-  // --- reliability (issue 15)
+  // --- reliability (docs/reliability.md)
   'max-concurrent-forwards': { type: 'int', default: 1000, help: 'forwards in flight at most (as CoreDNS forward max_concurrent); beyond it SERVFAIL at once' },
   lameduck: { type: 'duration', default: 5000, help: 'after SIGTERM: fail /readiness but keep answering this long, then exit (a rolling update loses no query)' },
+  // --- zone options (zones/options.ts, docs/zones.md)
+  ...ZONE_FLAGS,
+  // ---
   ...KLOG_COMPAT_FLAGS,
 };
 
@@ -67,6 +71,8 @@ export interface KubeDnsOptions {
   lameduckMs: number;
   /** --autopath */
   autopath: boolean;
+  /** The zone options (zones/options.ts), all off by default. */
+  zones: ZoneOptions;
 }
 
 function port(name: string, v: number, allowZero = false): number {
@@ -121,8 +127,10 @@ export function parseOptions(argv: readonly string[]): KubeDnsOptions {
   }
   const lameduckMs = Number(v.lameduck);
   if (!(lameduckMs >= 0)) throw new FlagError(`--lameduck=${String(v.lameduck)}: must be 0 or more`);
+  const zones = parseZoneOptions(v, domainRaw);
   return {
     autopath: v.autopath === true,
+    zones,
     maxConcurrentForwards,
     lameduckMs,
     domain: domainRaw,

@@ -17,6 +17,9 @@ test('metrics and health checks against a real dnsmasq (g.6 #41)', async (t) => 
   const sidecar = await startSidecar(
     testOptions({
       dnsmasqPort: dm.port,
+      // each poll waits as long as its interval for dnsmasq: 100 ms timed out on a loaded machine,
+      // and kubedns_dnsmasq_errors must stay 0 below
+      dnsmasqPollIntervalMs: 1000,
       probes: [probe('ok', dm.port, 'ok.local', 200), probe('nxdomain', dm.port, 'nx.local', 200), probe('notpresent', deadPort, 'notpresent.local', 200)],
     }),
   );

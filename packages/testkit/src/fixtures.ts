@@ -1,6 +1,7 @@
 // Builders of the API objects kube-dns reads, typed as @kubernetes/client-node delivers them.
 // Feed them to the fake API server (`upsert('services', clusterIPService(...))`) or to pure code.
-import type { V1EndpointSlice, V1Pod, V1Service, V1ServicePort } from '@kubernetes/client-node';
+import { isIP } from 'node:net';
+import type { V1EndpointSlice, V1Namespace, V1Pod, V1Service, V1ServicePort } from '@kubernetes/client-node';
 
 export interface PortSpec {
   name?: string;
@@ -69,6 +70,8 @@ export interface EndpointSpec {
   /** conditions.ready; omitted when undefined (which the API treats as ready). */
   ready?: boolean;
   nodeName?: string;
+  /** targetRef to a Pod of this name (as the EndpointSlice controller sets it). */
+  pod?: string;
 }
 
 /** An EndpointSlice of `service` (labelled kubernetes.io/service-name, as the controller does). */
@@ -94,6 +97,7 @@ export function endpointSlice(
       ...(e.hostname !== undefined && { hostname: e.hostname }),
       ...(e.ready !== undefined && { conditions: { ready: e.ready } }),
       ...(e.nodeName !== undefined && { nodeName: e.nodeName }),
+      ...(e.pod !== undefined && { targetRef: { kind: 'Pod', namespace, name: e.pod } }),
     })),
     ports: ports.map((p) => ({ ...(p.name !== undefined && { name: p.name }), port: p.port, protocol: p.protocol ?? 'TCP' })),
   };
@@ -111,5 +115,38 @@ export function pod(namespace: string, name: string, ips: string[]): V1Pod {
       ...(ips[0] !== undefined && { podIP: ips[0] }),
       podIPs: ips.map((ip) => ({ ip })),
     },
+  };
+}
+
+/** A Namespace with the given labels (kube-apiserver adds kubernetes.io/metadata.name itself). */
+export function namespaceObject(name: string, labels: Record<string, string> = {}): V1Namespace {
+  return {
+    apiVersion: 'v1',
+    kind: 'Namespace',
+    metadata: { name, labels: { 'kubernetes.io/metadata.name': name, ...labels } },
+    status: { phase: 'Active' },
+  };
+}
+
+/** A copy of an object with these labels added (e.g. a Service for --labels). */
+export function withLabels<T extends { metadata?: { labels?: Record<string, string> } }>(o: T, labels: Record<string, string>): T {
+  return { ...o, metadata: { ...o.metadata, labels: { ...o.metadata?.labels, ...labels } } };
+}
+
+/**
+ * A Service of type LoadBalancer (or ClusterIP with `externalIPs` only) as seen once the cloud
+ * controller assigned its ingress: `ingress` items are IPs or host names.
+ */
+export function externalService(
+  namespace: string,
+  name: string,
+  clusterIP: string,
+  o: { ingress?: string[]; externalIPs?: string[]; ports?: PortSpec[] },
+): V1Service {
+  const base = clusterIPService(namespace, name, [clusterIP], o.ports ?? []);
+  return {
+    ...base,
+    spec: { ...base.spec, type: o.ingress ? 'LoadBalancer' : 'ClusterIP', ...(o.externalIPs && { externalIPs: o.externalIPs }) },
+    status: { loadBalancer: { ingress: (o.ingress ?? []).map((i) => (isIP(i) ? { ip: i } : { hostname: i })) } },
   };
 }

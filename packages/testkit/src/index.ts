@@ -4,3 +4,4 @@ export * from './ports.js';
 export * from './fake-apiserver/index.js';
 export * from './fixtures.js';
 export * from './bind-pair.js';
+export * from './named.js';

@@ -10,12 +10,13 @@ const ROOT = new URL('../../../../', import.meta.url).pathname;
 type Obj = Record<string, any>;
 const docs = yaml.loadAll(readFileSync(join(ROOT, 'manifests/kube-dns.yaml'), 'utf8')).filter(Boolean) as Obj[];
 
-test('the ClusterRole grants exactly create and patch on core events besides list/watch of Services and EndpointSlices', () => {
+test('the ClusterRole grants exactly create and patch on core events besides list/watch of Services, EndpointSlices and Namespaces', () => {
   const role = docs.find((d) => d.kind === 'ClusterRole' && d.metadata.name === 'kube-dns-ts')!;
   assert.deepEqual(role.rules, [
     { apiGroups: [''], resources: ['services'], verbs: ['list', 'watch'] },
     { apiGroups: ['discovery.k8s.io'], resources: ['endpointslices'], verbs: ['list', 'watch'] },
     { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
+    { apiGroups: [''], resources: ['namespaces'], verbs: ['list', 'watch'] },
   ]);
 });
 

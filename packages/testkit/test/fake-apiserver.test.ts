@@ -248,3 +248,26 @@ test('HTTPS with a self-signed CA carried in the kubeconfig', async (t) => {
   await w.until(1);
   assert.equal(w.events[0]?.type, 'ADDED');
 });
+
+test('labelSelector: lists keep matching objects; a watch sees a move out as DELETED and a move in as ADDED', async (t) => {
+  const api = await server(t);
+  const labelled = (name: string, labels: Record<string, string>) => ({ ...clusterIPService('ns', name, ['10.0.0.1']), metadata: { namespace: 'ns', name, labels } });
+  api.upsert('services', labelled('a', { tier: 'web' }));
+  api.upsert('services', labelled('b', { tier: 'db' }));
+  api.upsert('namespaces', { metadata: { name: 'ns', labels: { team: 'x' } } });
+  const core = api.kubeConfig().makeApiClient(CoreV1Api);
+  const list = await core.listServiceForAllNamespaces({ labelSelector: 'tier in (web, cache),!legacy' });
+  assert.deepEqual(list.items.map((s) => s.metadata?.name), ['a']);
+  assert.deepEqual((await core.listNamespace({ labelSelector: 'team=x' })).items.map((n) => [n.metadata?.name, n.metadata?.namespace]), [['ns', undefined]], 'Namespaces are cluster-scoped');
+  await assert.rejects(core.listServiceForAllNamespaces({ labelSelector: 'tier in (web' }), /400/);
+
+  const w = await openWatch(api, '/api/v1/services', { resourceVersion: list.metadata?.resourceVersion, labelSelector: 'tier=web' });
+  t.after(w.abort);
+  await api.waitForWatches('services');
+  api.upsert('services', labelled('a', { tier: 'old' })); // out
+  api.upsert('services', labelled('b', { tier: 'web' })); // in
+  api.upsert('services', labelled('c', { tier: 'db' })); // never
+  api.upsert('services', labelled('b', { tier: 'web', v: '2' })); // stays
+  await w.until(3);
+  assert.deepEqual(w.events.map((e) => `${e.type} ${e.object.metadata?.name ?? ''}`), ['DELETED a', 'ADDED b', 'MODIFIED b']);
+});

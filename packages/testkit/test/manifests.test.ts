@@ -354,6 +354,8 @@ test('kube-dns may list and watch Services and EndpointSlices with its own servi
     assert.ok(grants(role, 'discovery.k8s.io', 'endpointslices', verb), `endpointslices ${verb}`);
   }
   assert.ok(!grants(role, '', 'pods', 'watch'), 'pods only with --pods=verified (commented)');
+  for (const verb of ['list', 'watch']) assert.ok(grants(role, '', 'namespaces', verb), `namespaces ${verb} (--namespace-labels)`);
+  assert.ok(!grants(role, '', 'namespaces', 'create') && !grants(role, '', 'namespaces', 'patch'), 'namespaces are only read');
   assert.ok(boundTo(ADDON, role, 'kube-system', sa));
 });
 

@@ -3,6 +3,7 @@
 // forwards to kube-dns: behind dnsmasq that option is the only way to know who asked.
 import { isIP } from 'node:net';
 import { normalizeIp } from '../records/names.js';
+import { skipName } from '../server/wire.js';
 
 export const OPTION_CLIENT_SUBNET = 8;
 const TYPE_OPT = 41;
@@ -83,18 +84,6 @@ function ipv6Text(a: Buffer): string {
   const groups: string[] = [];
   for (let i = 0; i < 16; i += 2) groups.push(a.readUInt16BE(i).toString(16));
   return normalizeIp(groups.join(':'));
-}
-
-function skipName(buf: Buffer, off: number): number {
-  for (let guard = 0; guard < 128; guard++) {
-    if (off >= buf.length) return -1;
-    const len = buf[off]!;
-    if (len === 0) return off + 1;
-    if ((len & 0xc0) === 0xc0) return off + 2 > buf.length ? -1 : off + 2;
-    if (len > 63) return -1;
-    off += 1 + len;
-  }
-  return -1;
 }
 
 /** kube-dns trusts a client-subnet option only from its own dnsmasq, i.e. over loopback. */

@@ -19,7 +19,7 @@ export interface ListPage<T> {
 
 export type ListFn<T> = (req: { limit: number; continueToken?: string; signal: AbortSignal }) => Promise<ListPage<T>>;
 
-export type WatchedResource = 'services' | 'endpointslices' | 'pods';
+export type WatchedResource = 'services' | 'endpointslices' | 'pods' | 'namespaces';
 
 function withSignal(signal: AbortSignal): ConfigurationOptions {
   // The object-parameter API runs observable middleware (client-node's small Observable stub).
@@ -38,14 +38,28 @@ export const WATCH_PATHS: Record<WatchedResource, string> = {
   services: '/api/v1/services',
   endpointslices: '/apis/discovery.k8s.io/v1/endpointslices',
   pods: '/api/v1/pods',
+  namespaces: '/api/v1/namespaces',
 };
 
-export function listFunction(kc: KubeConfig, resource: WatchedResource): ListFn<unknown> {
+/** The watch path of a resource in one namespace (--namespaces), or cluster-wide. */
+export function watchPath(resource: WatchedResource, namespace?: string): string {
+  if (namespace === undefined || resource === 'namespaces') return WATCH_PATHS[resource];
+  const base = resource === 'endpointslices' ? '/apis/discovery.k8s.io/v1' : '/api/v1';
+  return `${base}/namespaces/${encodeURIComponent(namespace)}/${resource}`;
+}
+
+/**
+ * `labelSelector` (services only, --labels): the API server filters, so Services left out are
+ * never sent; a Service relabelled out of the selection arrives as DELETED on the watch.
+ */
+export function listFunction(kc: KubeConfig, resource: WatchedResource, namespace?: string, labelSelector?: string): ListFn<unknown> {
+  if (namespace !== undefined && resource !== 'namespaces') return namespacedListFunction(kc, resource, namespace, labelSelector);
+  const sel = resource === 'services' && labelSelector ? { labelSelector } : {};
   switch (resource) {
     case 'services': {
       const api = kc.makeApiClient(CoreV1Api);
       return ({ limit, continueToken, signal }) =>
-        api.listServiceForAllNamespaces({ limit, ...(continueToken && { _continue: continueToken }) }, withSignal(signal));
+        api.listServiceForAllNamespaces({ limit, ...sel, ...(continueToken && { _continue: continueToken }) }, withSignal(signal));
     }
     case 'pods': {
       const api = kc.makeApiClient(CoreV1Api);
@@ -56,6 +70,30 @@ export function listFunction(kc: KubeConfig, resource: WatchedResource): ListFn<
       const api = kc.makeApiClient(DiscoveryV1Api);
       return ({ limit, continueToken, signal }) =>
         api.listEndpointSliceForAllNamespaces({ limit, ...(continueToken && { _continue: continueToken }) }, withSignal(signal));
+    }
+    case 'namespaces': {
+      const api = kc.makeApiClient(CoreV1Api);
+      return ({ limit, continueToken, signal }) => api.listNamespace({ limit, ...(continueToken && { _continue: continueToken }) }, withSignal(signal));
+    }
+  }
+}
+
+/** --namespaces: each served namespace is listed and watched on its own; others are never fetched. */
+function namespacedListFunction(kc: KubeConfig, resource: Exclude<WatchedResource, 'namespaces'>, namespace: string, labelSelector?: string): ListFn<unknown> {
+  const sel = resource === 'services' && labelSelector ? { labelSelector } : {};
+  const page = (limit: number, continueToken: string | undefined) => ({ namespace, limit, ...sel, ...(continueToken && { _continue: continueToken }) });
+  switch (resource) {
+    case 'services': {
+      const api = kc.makeApiClient(CoreV1Api);
+      return ({ limit, continueToken, signal }) => api.listNamespacedService(page(limit, continueToken), withSignal(signal));
+    }
+    case 'pods': {
+      const api = kc.makeApiClient(CoreV1Api);
+      return ({ limit, continueToken, signal }) => api.listNamespacedPod(page(limit, continueToken), withSignal(signal));
+    }
+    case 'endpointslices': {
+      const api = kc.makeApiClient(DiscoveryV1Api);
+      return ({ limit, continueToken, signal }) => api.listNamespacedEndpointSlice(page(limit, continueToken), withSignal(signal));
     }
   }
 }

@@ -32,6 +32,8 @@ export interface ReflectorOptions<T> {
   kc: KubeConfig;
   /** Cluster-wide collection path the watch uses, e.g. /api/v1/services. */
   watchPath: string;
+  /** The watch's labelSelector (the list function carries its own). */
+  labelSelector?: string;
   list: ListFn<T>;
   handler: ReflectorHandler<T>;
   log: Logger;
@@ -151,6 +153,7 @@ export class Reflector<T extends ObjectWithMeta> extends EventEmitter {
       const w = watchOnce({
         kc: this.o.kc,
         path: this.o.watchPath,
+        ...(this.o.labelSelector && { labelSelector: this.o.labelSelector }),
         resourceVersion: this.rv,
         timeoutSeconds: this.pickWatchTimeout(),
         graceMs: 60_000,

@@ -2,13 +2,15 @@
 // keeps serving the last known records whatever happens to the API server; this only ever logs
 // and retries.
 import { EventEmitter } from 'node:events';
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig, V1EndpointSlice, V1Namespace, V1Service } from '@kubernetes/client-node';
 import type { Logger } from '@kube-dns/config';
-import { podFromKube, serviceFromKube, sliceFromKube } from '../records/from-kube.js';
+import { podFromKube, serviceFromKube, sliceFromKube, type ServiceConversion, type SliceConversion } from '../records/from-kube.js';
 import type { ZoneWriter } from '../records/types.js';
+import { matchesLabels, type LabelSelector } from '../zones/label-selector.js';
+import type { NamespaceGate } from '../zones/namespace-gate.js';
 import type { BackoffOptions } from './backoff.js';
 import type { Clock } from './clock.js';
-import { listFunction, WATCH_PATHS, type ListFn, type WatchedResource } from './list-api.js';
+import { listFunction, watchPath, type ListFn, type WatchedResource } from './list-api.js';
 import { Reflector, type ReflectorHandler, type ReflectorStats } from './reflector.js';
 
 export interface KubeSyncOptions {
@@ -16,6 +18,16 @@ export interface KubeSyncOptions {
   zone: ZoneWriter;
   /** Pod records in 'verified' mode need pods; 'insecure' (the default) does not. */
   watchPods: boolean;
+  /** What the EndpointSlice conversion keeps (--endpoint-pod-names). */
+  sliceConversion?: SliceConversion;
+  /** What the Service conversion keeps (--external-zone). */
+  serviceConversion?: ServiceConversion;
+  /** --namespaces: list and watch only these (one list/watch per namespace and resource). */
+  namespaces?: readonly string[];
+  /** --labels: Services whose labels do not match are left out (and removed when they stop matching). */
+  serviceLabels?: LabelSelector;
+  /** --namespace-labels: Namespaces are watched and fed to this gate (which is also `zone`). */
+  namespaceGate?: NamespaceGate;
   log: Logger;
   clock?: Clock;
   pageSize?: number;
@@ -45,33 +57,87 @@ function converting<T, I>(convert: (o: T) => I | undefined, set: (info: I) => vo
   };
 }
 
-function handlerFor(resource: WatchedResource, zone: ZoneWriter): ReflectorHandler<unknown> {
+function handlerFor(resource: WatchedResource, o: KubeSyncOptions): ReflectorHandler<unknown> {
+  const zone = o.zone;
   switch (resource) {
-    case 'services':
-      return converting(serviceFromKube, (s) => zone.setService(s), (ns, name) => zone.deleteService(ns, name));
-    case 'endpointslices':
-      return converting(sliceFromKube, (s) => zone.setSlice(s), (ns, name) => zone.deleteSlice(ns, name));
+    case 'services': {
+      const sel = o.serviceLabels;
+      const conv = o.serviceConversion ?? {};
+      // a Service that stops matching --labels converts to nothing: converting() removes it
+      const convert = (s: V1Service) => (sel && !matchesLabels(sel, s.metadata?.labels) ? undefined : serviceFromKube(s, conv));
+      return converting(convert, (s) => zone.setService(s), (ns, name) => zone.deleteService(ns, name));
+    }
+    case 'endpointslices': {
+      const conv = o.sliceConversion ?? {};
+      return converting((s: V1EndpointSlice) => sliceFromKube(s, conv), (s) => zone.setSlice(s), (ns, name) => zone.deleteSlice(ns, name));
+    }
     case 'pods':
       return converting(podFromKube, (p) => zone.setPod(p), (ns, name) => zone.deletePod(ns, name));
+    case 'namespaces': {
+      const gate = o.namespaceGate!;
+      return {
+        upsert: (n) => {
+          const m = (n as V1Namespace).metadata;
+          if (m?.name) gate.setNamespace(m.name, m.labels);
+        },
+        delete: (_ns, name) => gate.deleteNamespace(name),
+      };
+    }
   }
+}
+
+/** Per-resource figures summed over the per-namespace reflectors (--namespaces). */
+function combine(list: ReflectorStats[]): ReflectorStats {
+  const first = list[0]!;
+  if (list.length === 1) return first;
+  const maxOf = (xs: (number | null)[]): number | null => (xs.some((x) => x === null) ? null : Math.max(...(xs as number[])));
+  return {
+    objects: list.reduce((n, s) => n + s.objects, 0),
+    relists: list.reduce((n, s) => n + s.relists, 0),
+    watchRestarts: list.reduce((n, s) => n + s.watchRestarts, 0),
+    errors: list.reduce((n, s) => n + s.errors, 0),
+    lastEventAt: Math.max(...list.map((s) => s.lastEventAt ?? 0)) || null,
+    // the oldest list is the one that matters for staleness; null until every namespace listed
+    lastSyncAt: list.some((s) => s.lastSyncAt === null) ? null : Math.min(...list.map((s) => s.lastSyncAt!)),
+    synced: list.every((s) => s.synced),
+    resourceVersion: maxOf(list.map((s) => (s.resourceVersion ? Number(s.resourceVersion) : null)))?.toString() ?? '',
+    lastError: list.find((s) => s.lastError !== null)?.lastError ?? null,
+  };
 }
 
 /** Events: 'synced' once every reflector finished its first list. */
 export class KubeSync extends EventEmitter {
-  private readonly reflectors = new Map<WatchedResource, Reflector<never>>();
+  /** Key: the resource, or '<resource>/<namespace>' with --namespaces. */
+  private readonly reflectors = new Map<string, Reflector<never>>();
+  private readonly byResource = new Map<WatchedResource, Reflector<never>[]>();
   private started = false;
   private isSynced = false;
 
   constructor(private readonly o: KubeSyncOptions) {
     super();
-    const resources: WatchedResource[] = ['services', 'endpointslices', ...(o.watchPods ? (['pods'] as const) : [])];
+    const resources: WatchedResource[] = [
+      ...(o.namespaceGate ? (['namespaces'] as const) : []),
+      'services',
+      'endpointslices',
+      ...(o.watchPods ? (['pods'] as const) : []),
+    ];
+    const scopes: (string | undefined)[] = o.namespaces?.length ? [...o.namespaces] : [undefined];
     for (const resource of resources) {
-      const r = new Reflector<never>({
-        resource,
+      for (const namespace of resource === 'namespaces' ? [undefined] : scopes) this.addReflector(resource, namespace);
+    }
+  }
+
+  private addReflector(resource: WatchedResource, namespace: string | undefined): void {
+    const o = this.o;
+    // --labels: filtered by the API server too (only selected Services travel and are tracked)
+    const labelSelector = resource === 'services' ? o.serviceLabels?.text : undefined;
+    const r = new Reflector<never>({
+        resource: namespace === undefined ? resource : `${resource}/${namespace}`,
         kc: o.kc,
-        watchPath: WATCH_PATHS[resource],
-        list: listFunction(o.kc, resource) as ListFn<never>,
-        handler: handlerFor(resource, o.zone),
+        watchPath: watchPath(resource, namespace),
+        ...(labelSelector && { labelSelector }),
+        list: listFunction(o.kc, resource, namespace, labelSelector) as ListFn<never>,
+        handler: handlerFor(resource, o),
         log: o.log,
         ...(o.clock && { clock: o.clock }),
         ...(o.pageSize !== undefined && { pageSize: o.pageSize }),
@@ -81,9 +147,11 @@ export class KubeSync extends EventEmitter {
         ...(o.watchIdleMs !== undefined && { watchIdleMs: o.watchIdleMs }),
         ...(o.maxRetryAfterMs !== undefined && { maxRetryAfterMs: o.maxRetryAfterMs }),
       });
-      r.once('synced', () => this.checkSynced());
-      this.reflectors.set(resource, r);
-    }
+    r.once('synced', () => this.checkSynced());
+    this.reflectors.set(namespace === undefined ? resource : `${resource}/${namespace}`, r);
+    const same = this.byResource.get(resource);
+    if (same) same.push(r);
+    else this.byResource.set(resource, [r]);
   }
 
   /** True once services, endpointslices (and pods if watched) were each listed once. Stays true. */
@@ -93,7 +161,7 @@ export class KubeSync extends EventEmitter {
 
   /** Resources being watched, in start order. */
   get resources(): WatchedResource[] {
-    return [...this.reflectors.keys()];
+    return [...this.byResource.keys()];
   }
 
   start(): void {
@@ -143,7 +211,7 @@ export class KubeSync extends EventEmitter {
 
   stats(): KubeSyncStats {
     const out: KubeSyncStats = {};
-    for (const [name, r] of this.reflectors) out[name] = r.stats();
+    for (const [name, list] of this.byResource) out[name] = combine(list.map((r) => r.stats()));
     return out;
   }
 

@@ -26,6 +26,8 @@ export interface WatchOnceOptions {
   kc: KubeConfig;
   path: string;
   resourceVersion: string;
+  /** Sent as the watch's labelSelector when set (--labels). */
+  labelSelector?: string;
   /** Asks the server to end the watch after this long (client-go picks 5-10 min at random). */
   timeoutSeconds: number;
   /** Give up on a watch that is still open this long after timeoutSeconds. */
@@ -88,7 +90,7 @@ export function watchOnce(o: WatchOnceOptions): RunningWatch {
   new Watch(kc)
     .watch(
       o.path,
-      { resourceVersion: o.resourceVersion, allowWatchBookmarks: true, timeoutSeconds: o.timeoutSeconds },
+      { resourceVersion: o.resourceVersion, allowWatchBookmarks: true, timeoutSeconds: o.timeoutSeconds, ...(o.labelSelector && { labelSelector: o.labelSelector }) },
       (type: string, obj: WatchEventObject) => {
         if (finished) return;
         alive();

@@ -16,7 +16,7 @@ function samePort(a: PortInfo, b: PortInfo): boolean {
 }
 
 function sameEndpoint(a: EndpointInfo, b: EndpointInfo): boolean {
-  return a.hostname === b.hostname && a.ready === b.ready && sameList(a.addresses, b.addresses, sameString);
+  return a.hostname === b.hostname && a.podName === b.podName && a.ready === b.ready && sameList(a.addresses, b.addresses, sameString);
 }
 
 export function sameService(a: ServiceInfo, b: ServiceInfo): boolean {
@@ -27,7 +27,10 @@ export function sameService(a: ServiceInfo, b: ServiceInfo): boolean {
     a.externalName === b.externalName &&
     a.publishNotReadyAddresses === b.publishNotReadyAddresses &&
     sameList(a.clusterIPs, b.clusterIPs, sameString) &&
-    sameList(a.ports, b.ports, samePort)
+    sameList(a.ports, b.ports, samePort) &&
+    a.external?.hostname === b.external?.hostname &&
+    sameList(a.external?.ips ?? [], b.external?.ips ?? [], sameString) &&
+    (a.external === undefined) === (b.external === undefined)
   );
 }
 

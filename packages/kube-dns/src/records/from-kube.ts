@@ -1,6 +1,7 @@
 // API objects (as @kubernetes/client-node delivers them) → compact record inputs. Pure.
 import { isIP } from 'node:net';
 import type { V1EndpointSlice, V1Pod, V1Service } from '@kubernetes/client-node';
+import { isDns1123Label } from '@kube-dns/config';
 import { normalizeIp } from './names.js';
 import type { EndpointSliceInfo, PodInfo, PortInfo, Protocol, ServiceInfo } from './types.js';
 
@@ -23,12 +24,27 @@ function ips(list: (string | undefined)[]): string[] {
   return out;
 }
 
-export function serviceFromKube(o: V1Service): ServiceInfo | undefined {
+/** What the external zone needs of a Service: its addresses reachable from outside the cluster. */
+function externalOf(o: V1Service): { ips: string[]; hostname: string } {
+  const ingress = o.status?.loadBalancer?.ingress ?? [];
+  const hostname = (ingress.find((i) => i.hostname)?.hostname ?? '').toLowerCase().replace(/\.$/, '');
+  return { ips: ips([...ingress.map((i) => i.ip), ...(o.spec?.externalIPs ?? [])]), hostname };
+}
+
+/** Options of the Service conversion. */
+export interface ServiceConversion {
+  /** --external-zone: keep LoadBalancer ingress and externalIPs. */
+  external?: boolean;
+}
+
+export function serviceFromKube(o: V1Service, conv: ServiceConversion = {}): ServiceInfo | undefined {
   const namespace = o.metadata?.namespace;
   const name = o.metadata?.name;
   if (!namespace || !name) return undefined;
   const spec = o.spec ?? {};
+  const ext = conv.external && spec.type !== 'ExternalName' ? externalOf(o) : undefined;
   const base = {
+    ...(ext && (ext.ips.length > 0 || ext.hostname !== '') && { external: ext }),
     namespace,
     name,
     ports: ports(spec.ports),
@@ -47,7 +63,20 @@ export function serviceFromKube(o: V1Service): ServiceInfo | undefined {
   return { ...base, kind: 'ClusterIP', clusterIPs: ips(cips) };
 }
 
-export function sliceFromKube(o: V1EndpointSlice): EndpointSliceInfo | undefined {
+/** Options of the conversion (zone flags that change what is kept of an object). */
+export interface SliceConversion {
+  /** --endpoint-pod-names: keep the pod name of endpoints without a hostname. */
+  podNames?: boolean;
+}
+
+/** The pod name of an endpoint, when it is a pod and its name can be a DNS label. */
+function podLabel(e: { hostname?: string; targetRef?: { kind?: string; name?: string } }): string | undefined {
+  if (e.hostname || e.targetRef?.kind !== 'Pod' || !e.targetRef.name) return undefined;
+  const name = e.targetRef.name.toLowerCase();
+  return isDns1123Label(name) ? name : undefined;
+}
+
+export function sliceFromKube(o: V1EndpointSlice, conv: SliceConversion = {}): EndpointSliceInfo | undefined {
   const namespace = o.metadata?.namespace;
   const name = o.metadata?.name;
   const serviceName = o.metadata?.labels?.[SERVICE_NAME_LABEL];
@@ -59,11 +88,15 @@ export function sliceFromKube(o: V1EndpointSlice): EndpointSliceInfo | undefined
     serviceName,
     addressType: o.addressType,
     ports: ports(o.ports as { name?: string; port?: number; protocol?: string }[] | undefined),
-    endpoints: (o.endpoints ?? []).map((e) => ({
-      addresses: ips(e.addresses ?? []),
-      hostname: (e.hostname ?? '').toLowerCase(),
-      ready: e.conditions?.ready !== false,
-    })),
+    endpoints: (o.endpoints ?? []).map((e) => {
+      const podName = conv.podNames ? podLabel(e) : undefined;
+      return {
+        addresses: ips(e.addresses ?? []),
+        hostname: (e.hostname ?? '').toLowerCase(),
+        ...(podName !== undefined && { podName }),
+        ready: e.conditions?.ready !== false,
+      };
+    }),
   };
 }
 

@@ -31,11 +31,12 @@ function samePort(a: PortInfo, b: PortInfo): boolean {
 
 /**
  * An endpoint counts when ready or when the service publishes not-ready addresses. An address in
- * several slices (slice churn, a mirrored slice) appears once; its first non-empty hostname names it.
+ * several slices (slice churn, a mirrored slice) appears once; its first non-empty hostname names it
+ * (else its first pod name, present only with --endpoint-pod-names).
  */
 export function buildHeadlessView(svc: ServiceInfo, slices: Iterable<EndpointSliceInfo>, serviceFqdn: string): HeadlessView {
   const ordered = [...slices].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  const byIp = new Map<string, { ep: HeadlessEndpoint; hostname: string }>();
+  const byIp = new Map<string, { ep: HeadlessEndpoint; hostname: string; podName: string }>();
   for (const slice of ordered) {
     for (const e of slice.endpoints) {
       if (!e.ready && !svc.publishNotReadyAddresses) continue;
@@ -45,19 +46,22 @@ export function buildHeadlessView(svc: ServiceInfo, slices: Iterable<EndpointSli
         const seen = byIp.get(ip);
         if (seen) {
           if (!seen.hostname && e.hostname) seen.hostname = e.hostname;
+          if (!seen.podName && e.podName) seen.podName = e.podName;
           for (const p of slice.ports) if (!seen.ep.ports.some((q) => samePort(p, q))) seen.ep.ports.push(p);
           continue;
         }
         byIp.set(ip, {
           hostname: e.hostname,
+          podName: e.podName ?? '',
           ep: { ip, v6: fam === 6, label: '', fqdn: '', ports: [...slice.ports] },
         });
       }
     }
   }
   const view: HeadlessView = { endpoints: [], byLabel: new Map(), byIp: new Map(), namedProtocols: new Set() };
-  for (const { ep, hostname } of byIp.values()) {
-    ep.label = hostname || dashedLabel(ep.ip);
+  for (const { ep, hostname, podName } of byIp.values()) {
+    // a hostname wins; then the pod name (set only with --endpoint-pod-names); then the dashed IP
+    ep.label = hostname || podName || dashedLabel(ep.ip);
     ep.fqdn = `${ep.label}.${serviceFqdn}`;
     view.endpoints.push(ep);
     view.byIp.set(ep.ip, ep);

@@ -23,6 +23,11 @@ export interface ServiceInfo {
   ports: PortInfo[];
   /** spec.publishNotReadyAddresses or the tolerate-unready-endpoints annotation. */
   publishNotReadyAddresses: boolean;
+  /**
+   * --external-zone only (absent otherwise, so no memory): status.loadBalancer.ingress IPs, then
+   * spec.externalIPs, normalised, once each; and the first ingress hostname ('' when none).
+   */
+  external?: { ips: string[]; hostname: string };
 }
 
 export interface EndpointInfo {
@@ -30,6 +35,11 @@ export interface EndpointInfo {
   addresses: string[];
   /** endpoint.hostname, '' when absent. */
   hostname: string;
+  /**
+   * The pod behind the endpoint (targetRef), only with --endpoint-pod-names and only when it is a
+   * valid DNS label: then it names an endpoint without a hostname. Absent otherwise (no memory).
+   */
+  podName?: string;
   /** conditions.ready, where absent counts as ready (the EndpointSlice API's rule). */
   ready: boolean;
 }

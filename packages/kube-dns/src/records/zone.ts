@@ -14,7 +14,7 @@ import type { EndpointSliceInfo, PodInfo, ServiceInfo, ServiceKind, ZoneReader, 
 export interface ServiceEntry {
   readonly info: ServiceInfo;
   /** Derived data for one zone name; rebuilt when the zone name differs (tests use several). */
-  memo?: { zone: string; fqdn: string; headless?: HeadlessView };
+  memo?: { zone: string; fqdn: string; headless?: HeadlessView; hasReady?: boolean };
 }
 
 export interface ZoneStats {
@@ -175,6 +175,14 @@ export class Zone implements ZoneWriter, ZoneReader {
     this.gen++;
   }
 
+  /**
+   * Something outside the zone's objects changed what it answers (a namespace started or stopped
+   * matching --namespace-labels): answers that depend on '*' must go.
+   */
+  bumpGeneration(): void {
+    this.gen++;
+  }
+
   // ---- reader (for the resolver) ----
 
   getService(namespace: string, name: string): ServiceEntry | undefined {
@@ -219,6 +227,25 @@ export class Zone implements ZoneWriter, ZoneReader {
       m.headless = buildHeadlessView(e.info, e.info.kind === 'Headless' ? slices : [], m.fqdn);
     }
     return m.headless;
+  }
+
+  /**
+   * Whether any EndpointSlice of the service lists an address that counts (ready, or the service
+   * publishes not-ready addresses). For --ignore-empty-service; memoised like the headless view.
+   */
+  hasReadyEndpoint(e: ServiceEntry, zone: string): boolean {
+    const m = this.memo(e, zone);
+    if (m.hasReady === undefined) {
+      m.hasReady = false;
+      const pnr = e.info.publishNotReadyAddresses;
+      for (const s of this.slicesByService.get(`${e.info.namespace}/${e.info.name}`)?.values() ?? []) {
+        if (s.endpoints.some((ep) => (ep.ready || pnr) && ep.addresses.length > 0)) {
+          m.hasReady = true;
+          break;
+        }
+      }
+    }
+    return m.hasReady;
   }
 
   /**

@@ -30,7 +30,7 @@ export function soa(name: string, opts: ResolveOptions): Answer {
     ttl: opts.ttl,
     class: 'IN',
     data: {
-      mname: `ns.dns.${z}`,
+      mname: opts.mname ?? `ns.dns.${z}`,
       rname: `hostmaster.${z}`,
       serial: opts.serial,
       refresh: 28800,

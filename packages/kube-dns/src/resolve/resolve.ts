@@ -8,6 +8,7 @@ import { resolvePod } from './pods.js';
 import { isReverseName, resolveReverse } from './reverse.js';
 import { resolveService } from './services.js';
 import type { Resolution, ResolveOptions } from './types.js';
+import { findExternalZone, resolveExternal } from '../zones/external.js';
 
 /** Longest ExternalName chain followed inside the zone. */
 export const MAX_CNAME_CHAIN = 8;
@@ -24,6 +25,10 @@ export function resolve(zone: Zone, qname: string, qtype: string, opts: ResolveO
   const type = qtype.toUpperCase();
   if (inZone(lower, opts.zone)) return resolveInZone(new Question(zone, opts, type, owner), lower);
   if (isReverseName(lower)) return resolveReverse(zone, owner, lower, type, opts);
+  if (opts.external) {
+    const ez = findExternalZone(lower, opts.external);
+    if (ez) return resolveExternal(zone, owner, lower, type, ez);
+  }
   return forward(false, 'static');
 }
 
@@ -101,7 +106,8 @@ function resolveInZone(ctx: Ctx, lname: string): Resolution {
 
 function resolveApex(ctx: Ctx): Resolution {
   const { opts, qtype, owner } = ctx;
-  if (qtype === 'SOA') return positive(opts, [soa(owner, opts)], [], 'static');
+  // with zone transfer on the serial follows every change: the cached SOA must too
+  if (qtype === 'SOA') return positive(opts, [soa(owner, opts)], [], opts.dynamicSerial ? '*' : 'static');
   if (qtype === 'NS') {
     return positive(opts, [{ name: owner, type: 'NS', ttl: opts.ttl, class: 'IN', data: `ns.dns.${opts.zone}` }], [], 'static');
   }

@@ -95,7 +95,10 @@ function resolveWildcard(ctx: Ctx, svc: string, ns: string, prefix: string[]): R
 function serviceRecords(ctx: Ctx, e: ServiceEntry, prefix: string[]): Part {
   // `*.<svc>` stands for the service's own addresses, as in the original kube-dns.
   const p = ctx.opts.wildcards && prefix.length === 1 && prefix[0] === '*' ? [] : prefix;
-  return e.info.kind === 'ClusterIP' ? clusterIpRecords(ctx, e, p) : headlessRecords(ctx, e, p);
+  if (e.info.kind !== 'ClusterIP') return headlessRecords(ctx, e, p);
+  // --ignore-empty-service: no ready endpoint, no name (as a headless service without endpoints)
+  if (ctx.opts.ignoreEmptyService && !ctx.zone.hasReadyEndpoint(e, ctx.opts.zone)) return MISSING;
+  return clusterIpRecords(ctx, e, p);
 }
 
 /** A present name with no record of the type asked (NODATA): shared, never mutated. */

@@ -16,6 +16,20 @@ export interface ResolveOptions {
    * Kubernetes name can match.
    */
   wildcards?: boolean;
+  /**
+   * --namespaces / --namespace-labels: whether a namespace is served. Unset (the default) serves
+   * all. Services of other namespaces never reach the zone; this is for the names that need no
+   * object (insecure pod names, `<ns>.pod`).
+   */
+  servesNamespace?: (namespace: string) => boolean;
+  /** --ignore-empty-service: a ClusterIP service without a ready endpoint is NXDOMAIN (with all below it). */
+  ignoreEmptyService?: boolean;
+  /** `serial` changes with the zone (--transfer-to): an apex SOA answer depends on every change. */
+  dynamicSerial?: boolean;
+  /** SOA MNAME; default `ns.dns.<zone>`. */
+  mname?: string;
+  /** --external-zone (zones/external.ts); unset when none is given. */
+  external?: import('../zones/external.js').ExternalZone[];
 }
 
 /**

@@ -11,6 +11,7 @@ import type { Resolution } from '../resolve/types.js';
 import { RCODE_BY_NAME, encodeNegative, encodeRcode, encodeReply, fitRelayed, replyLimit } from './encode.js';
 import { MalformedQueries } from './malformed.js';
 import { ResponseCache } from './response-cache.js';
+import { isFramed } from '../transfer/messages.js';
 import { rotateAnswers } from './rotate.js';
 import { CLASS_IN, RCODE, TYPE_ANY, errorReply, parseQuery, type ParsedQuery } from './wire.js';
 
@@ -47,9 +48,14 @@ export interface HandlerOptions {
   queryLog?: QueryLogSink;
   /** --autopath (autopath/autopath.ts): completes a pod's search path on NXDOMAIN. */
   autopath?: Autopath;
+  /** --transfer-to (transfer/transfer.ts); without it every AXFR/IXFR is REFUSED. */
+  transfer?: { answer(query: Buffer, q: ParsedQuery, transport: Transport, address: string | undefined): Buffer };
   /** Malformed queries answered per second at most; the rest are dropped (server/malformed.ts). */
   malformedRepliesPerSecond?: number;
 }
+
+/** AXFR (252) and IXFR (251): zone transfers, never answered by the resolver. */
+const isTransfer = (qtype: number): boolean => qtype === 252 || qtype === 251;
 
 export interface QueryLogSink {
   record(q: ParsedQuery, transport: Transport, address: string | undefined, port: number | undefined, started: number, reply: Buffer | Promise<Buffer | undefined> | undefined, cached: boolean): void;
@@ -94,7 +100,8 @@ export class DnsHandler {
 
   private done(q: ParsedQuery, reply: Buffer, transport: Transport, started: number, system: System, cacheHit: boolean): Buffer {
     this.lastHit = cacheHit;
-    this.opts.observer?.observe(q.qtype, reply.length >= 4 ? reply.readUInt16BE(2) & 0xf : RCODE.SERVFAIL, transport, system, (performance.now() - started) / 1000, reply.length, cacheHit);
+    const rcode = isFramed(reply) ? RCODE.NOERROR : reply.length >= 4 ? reply.readUInt16BE(2) & 0xf : RCODE.SERVFAIL;
+    this.opts.observer?.observe(q.qtype, rcode, transport, system, (performance.now() - started) / 1000, reply.length, cacheHit);
     return reply;
   }
 
@@ -102,6 +109,12 @@ export class DnsHandler {
     if (q.opcode !== 0) return this.done(q, encodeRcode(query, q, RCODE.NOTIMP), transport, started, 'auth', false);
     if (q.edns && q.edns.version > 0) return this.done(q, encodeRcode(query, q, 0), transport, started, 'auth', false);
     if (q.qtype === TYPE_ANY) return this.done(q, encodeRcode(query, q, RCODE.REFUSED), transport, started, 'auth', false);
+    if (isTransfer(q.qtype)) {
+      const t = this.opts.transfer;
+      // before the first sync a transfer would hand out an empty zone: SERVFAIL, the secondary retries
+      const reply = !t || q.qclass !== CLASS_IN ? encodeRcode(query, q, RCODE.REFUSED) : this.opts.isSynced() ? t.answer(query, q, transport, address) : encodeRcode(query, q, RCODE.SERVFAIL);
+      return this.done(q, reply, transport, started, 'auth', false);
+    }
 
     const limit = replyLimit(q, transport);
     const hit = this.cache.get(query, q, limit);

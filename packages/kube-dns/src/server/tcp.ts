@@ -12,6 +12,7 @@
 import { createServer, type Server, type Socket } from 'node:net';
 import type { Logger } from '@kube-dns/config';
 import type { DnsHandler } from './handler.js';
+import { isFramed } from '../transfer/messages.js';
 
 export interface TcpOptions {
   idleTimeoutMs?: number;
@@ -193,6 +194,8 @@ export class TcpListener {
   private write(st: Conn, reply: Buffer): void {
     const c = st.socket;
     if (c.destroyed || !c.writable) return;
+    // a zone transfer comes as several messages, already framed (transfer/messages.ts)
+    if (isFramed(reply)) return void c.write(reply);
     const out = Buffer.allocUnsafe(2 + reply.length);
     out.writeUInt16BE(reply.length, 0);
     reply.copy(out, 2);

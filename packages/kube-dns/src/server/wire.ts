@@ -158,7 +158,8 @@ export function parseQuery(buf: Buffer): ParseResult {
   return query;
 }
 
-function skipName(buf: Buffer, off: number): number {
+/** Offset just after the (possibly compressed) name at `off`, or -1 when it runs off the message. */
+export function skipName(buf: Buffer, off: number): number {
   for (let guard = 0; guard < 128; guard++) {
     if (off >= buf.length) return -1;
     const len = buf[off]!;

@@ -1,6 +1,6 @@
 // The resources the fake API server knows, and how their URLs look on a real kube-apiserver.
 
-export type ResourceName = 'services' | 'pods' | 'configmaps' | 'endpointslices' | 'events';
+export type ResourceName = 'services' | 'pods' | 'configmaps' | 'endpointslices' | 'events' | 'namespaces';
 
 export interface ResourceInfo {
   name: ResourceName;
@@ -10,12 +10,15 @@ export interface ResourceInfo {
   kind: string;
   /** apiVersion as written in objects: 'v1' or 'discovery.k8s.io/v1'. */
   apiVersion: string;
+  /** Cluster-scoped (Namespaces): objects carry no metadata.namespace. */
+  clusterScoped?: boolean;
 }
 
 export const RESOURCES: Record<ResourceName, ResourceInfo> = {
   services: { name: 'services', group: '', version: 'v1', kind: 'Service', apiVersion: 'v1' },
   pods: { name: 'pods', group: '', version: 'v1', kind: 'Pod', apiVersion: 'v1' },
   configmaps: { name: 'configmaps', group: '', version: 'v1', kind: 'ConfigMap', apiVersion: 'v1' },
+  namespaces: { name: 'namespaces', group: '', version: 'v1', kind: 'Namespace', apiVersion: 'v1', clusterScoped: true },
   events: { name: 'events', group: '', version: 'v1', kind: 'Event', apiVersion: 'v1' },
   endpointslices: {
     name: 'endpointslices',

@@ -1,13 +1,15 @@
 // A fake kube-apiserver over real HTTP(S), for tests: the one stand-in of this project. It speaks
 // the protocol @kubernetes/client-node (and client-go) use, so the code under test runs unmodified:
-//   GET /api/v1[/namespaces/<ns>]/{services,pods,configmaps,events}[/<name>]
+//   GET /api/v1[/namespaces/<ns>]/{services,pods,configmaps,events}[/<name>], GET /api/v1/namespaces[/<name>]
 //   POST to a namespaced collection (create), PATCH with a merge patch on an object (writes.ts):
 //     what the Event recorders do; tests read the Events back with list('events')
 //   GET /apis/discovery.k8s.io/v1[/namespaces/<ns>]/endpointslices[/<name>]
 //   list: metadata.resourceVersion; limit + continue (consistent snapshot; expired token → 410)
 //   ?watch=true&resourceVersion=N[&allowWatchBookmarks=true][&timeoutSeconds=S]: JSON lines,
 //     replayed from a bounded history then live; RV older than the history → ERROR 410 event
-//   Authorization: Bearer <token>, else 401. labelSelector/fieldSelector are ignored.
+//   labelSelector on lists and watches (a watch sees an object moving out as DELETED, in as ADDED);
+//   fieldSelector is ignored.
+//   Authorization: Bearer <token>, else 401.
 // Tests drive objects with upsert/remove and inject faults through `faults`.
 import { once } from 'node:events';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -24,6 +26,7 @@ import { continueExpired, status, type KubeStatus } from './status.js';
 import { ObjectStore, type KubeObject } from './store.js';
 import { selfSignedCert } from './tls.js';
 import { WatchStream } from './watch-stream.js';
+import { labelMatcher, type LabelMatcher } from './label-selector.js';
 import { handleWrite } from './writes.js';
 
 export interface FakeApiServerOptions {
@@ -215,12 +218,18 @@ export async function startFakeApiServer(opts: FakeApiServerOptions = {}): Promi
     if (req.method !== 'GET') return fail(status(405, `the fake API server serves GET, POST and PATCH, not ${req.method}`));
 
     if (parsed.name !== undefined) return getOne(parsed, reply);
-    if (isWatch) return startWatch(parsed, query, rec, res);
-    return list(parsed, query, reply);
+    let matches: LabelMatcher;
+    try {
+      matches = labelMatcher(query['labelSelector']);
+    } catch (e) {
+      return fail(status(400, `unable to parse requirement: ${(e as Error).message}`));
+    }
+    if (isWatch) return startWatch(parsed, query, rec, res, matches);
+    return list(parsed, query, reply, matches);
   };
 
   const getOne = (p: ParsedPath, reply: (c: number, b: unknown) => void): void => {
-    const o = store.get(p.resource.name, p.namespace ?? 'default', p.name!);
+    const o = store.get(p.resource.name, p.resource.clusterScoped ? '' : (p.namespace ?? 'default'), p.name!);
     if (!o) {
       const s = status(404, `${p.resource.name}${p.resource.group ? '.' + p.resource.group : ''} "${p.name}" not found`);
       return reply(404, s);
@@ -228,7 +237,7 @@ export async function startFakeApiServer(opts: FakeApiServerOptions = {}): Promi
     reply(200, o);
   };
 
-  const list = (p: ParsedPath, query: Record<string, string>, reply: (c: number, b: unknown) => void): void => {
+  const list = (p: ParsedPath, query: Record<string, string>, reply: (c: number, b: unknown) => void, matches: LabelMatcher): void => {
     const namespace = p.namespace ?? '';
     const limit = Number(query['limit'] ?? '0');
     let items: KubeObject[];
@@ -247,7 +256,7 @@ export async function startFakeApiServer(opts: FakeApiServerOptions = {}): Promi
       offset = t.offset;
       snapshotId = t.id;
     } else {
-      items = store.list(p.resource.name, p.namespace);
+      items = store.list(p.resource.name, p.namespace).filter(matches);
       rv = store.resourceVersion;
     }
     let page = items.slice(offset);
@@ -263,7 +272,7 @@ export async function startFakeApiServer(opts: FakeApiServerOptions = {}): Promi
     reply(200, { kind: `${p.resource.kind}List`, apiVersion: p.resource.apiVersion, metadata, items: page.map(stripTypeMeta) });
   };
 
-  const startWatch = (p: ParsedPath, query: Record<string, string>, rec: RecordedRequest, res: ServerResponse): void => {
+  const startWatch = (p: ParsedPath, query: Record<string, string>, rec: RecordedRequest, res: ServerResponse, matches: LabelMatcher): void => {
     const rvText = query['resourceVersion'];
     if (rvText && !/^\d+$/.test(rvText)) {
       rec.status = 400;
@@ -277,6 +286,7 @@ export async function startFakeApiServer(opts: FakeApiServerOptions = {}): Promi
         ...(p.namespace !== undefined && { namespace: p.namespace }),
         ...(rvText !== undefined && { resourceVersion: rvText }),
         bookmarks: query['allowWatchBookmarks'] === 'true',
+        ...(query['labelSelector'] && { matches }),
         ...(timeout !== undefined && Number.isFinite(timeout) && { timeoutSeconds: timeout }),
       },
       res,

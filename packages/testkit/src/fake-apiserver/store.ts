@@ -19,6 +19,8 @@ export interface StoredEvent {
   namespace: string;
   type: WatchEventType;
   object: KubeObject;
+  /** MODIFIED: the object before (a watch with a labelSelector turns a move in or out of it into ADDED / DELETED). */
+  previous?: KubeObject;
 }
 
 interface Snapshot {
@@ -67,8 +69,9 @@ export class ObjectStore {
     const copy = JSON.parse(JSON.stringify(obj)) as KubeObject;
     const meta = (copy.metadata ??= {});
     if (!meta.name) throw new Error(`fake-apiserver: ${resource} object without metadata.name`);
-    meta.namespace ??= 'default';
-    const k = key(meta.namespace, meta.name);
+    if (RESOURCES[resource].clusterScoped) delete meta.namespace;
+    else meta.namespace ??= 'default';
+    const k = key(meta.namespace ?? '', meta.name);
     const prev = this.bucket(resource).get(k);
     this.rv++;
     meta.resourceVersion = String(this.rv);
@@ -77,7 +80,7 @@ export class ObjectStore {
     copy.kind = RESOURCES[resource].kind;
     copy.apiVersion = RESOURCES[resource].apiVersion;
     this.bucket(resource).set(k, copy);
-    this.record({ rv: this.rv, resource, namespace: meta.namespace, type: prev ? 'MODIFIED' : 'ADDED', object: copy });
+    this.record({ rv: this.rv, resource, namespace: meta.namespace ?? '', type: prev ? 'MODIFIED' : 'ADDED', object: copy, ...(prev && { previous: prev }) });
     return copy;
   }
 

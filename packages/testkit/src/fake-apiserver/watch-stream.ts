@@ -3,6 +3,7 @@
 import type { ServerResponse } from 'node:http';
 import type { KubeObject, ObjectStore, StoredEvent } from './store.js';
 import type { ResourceInfo } from './resources.js';
+import type { LabelMatcher } from './label-selector.js';
 import { tooOldResourceVersion, type KubeStatus } from './status.js';
 
 export interface WatchRequest {
@@ -12,6 +13,8 @@ export interface WatchRequest {
   resourceVersion?: string;
   bookmarks: boolean;
   timeoutSeconds?: number;
+  /** labelSelector: only matching objects; an object moving in or out is ADDED / DELETED. */
+  matches?: LabelMatcher;
 }
 
 export class WatchStream {
@@ -46,7 +49,7 @@ export class WatchStream {
     const rvText = this.req.resourceVersion;
     if (rvText === undefined || rvText === '' || rvText === '0') {
       this.sentRv = this.store.resourceVersion;
-      for (const o of this.store.list(this.req.resource.name, this.req.namespace)) this.write('ADDED', o);
+      for (const o of this.store.list(this.req.resource.name, this.req.namespace)) if (this.selected(o)) this.write('ADDED', o);
     } else {
       const rv = Number(rvText);
       const events = this.store.eventsSince(rv, this.req.resource.name, this.req.namespace);
@@ -55,7 +58,7 @@ export class WatchStream {
         this.end();
         return;
       }
-      for (const e of events) this.write(e.type, e.object);
+      for (const e of events) this.send(e);
       this.sentRv = Math.max(rv, this.store.resourceVersion);
     }
     this.unsubscribe = this.store.subscribe((e) => this.live(e));
@@ -68,7 +71,24 @@ export class WatchStream {
     if (e.rv <= this.sentRv || e.resource !== this.req.resource.name) return;
     if (this.req.namespace !== undefined && e.namespace !== this.req.namespace) return;
     this.sentRv = e.rv;
-    this.write(e.type, e.object);
+    this.send(e);
+  }
+
+  private selected(o: KubeObject | undefined): boolean {
+    return this.req.matches ? this.req.matches(o) : true;
+  }
+
+  /** One stored event as this watch sees it through its labelSelector (as kube-apiserver does). */
+  private send(e: StoredEvent): void {
+    if (!this.req.matches) return this.write(e.type, e.object);
+    const now = this.selected(e.object);
+    if (e.type !== 'MODIFIED') {
+      if (now) this.write(e.type, e.object);
+      return;
+    }
+    const before = this.selected(e.previous);
+    if (now) this.write(before ? 'MODIFIED' : 'ADDED', e.object);
+    else if (before) this.write('DELETED', e.object);
   }
 
   /** From now on the stream sends nothing and never ends by itself (a wedged apiserver or proxy). */

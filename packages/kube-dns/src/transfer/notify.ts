@@ -1,0 +1,84 @@
+// DNS NOTIFY (RFC 1996) to the secondaries of --transfer-to: "the zone changed, come and get it".
+// Over UDP, retried until the secondary answers (at most 5 tries, 1 s apart), never blocking anything.
+import { createSocket, type Socket } from 'node:dgram';
+import { randomInt } from 'node:crypto';
+import * as dnsPacket from 'dns-packet';
+import type { Logger, Nameserver } from '@kube-dns/config';
+
+const OPCODE_NOTIFY = 4;
+const TRIES = 5;
+const RETRY_MS = 1000;
+
+export interface NotifyStats {
+  sent: number;
+  acknowledged: number;
+  failed: number;
+}
+
+export class Notifier {
+  readonly stats: NotifyStats = { sent: 0, acknowledged: 0, failed: 0 };
+  private readonly sockets = new Map<4 | 6, Socket>();
+  /** id → what to do when the answer comes */
+  private readonly waiting = new Map<number, () => void>();
+  private stopped = false;
+
+  constructor(private readonly log: Logger) {}
+
+  private socket(family: 4 | 6): Socket {
+    let s = this.sockets.get(family);
+    if (!s) {
+      s = createSocket(family === 4 ? 'udp4' : 'udp6');
+      s.on('message', (msg) => {
+        if (msg.length < 12) return;
+        this.waiting.get(msg.readUInt16BE(0))?.();
+      });
+      s.on('error', (e) => this.log.warn({ err: e.message }, 'NOTIFY socket error'));
+      s.unref();
+      this.sockets.set(family, s);
+    }
+    return s;
+  }
+
+  /** Tells `to` that `zone` changed (serial in the answer section, as BIND does). */
+  notify(to: Nameserver, zone: string, serialSoa: dnsPacket.Answer): void {
+    if (this.stopped) return;
+    let id = randomInt(0, 65536);
+    while (this.waiting.has(id)) id = (id + 1) & 0xffff;
+    const msg = dnsPacket.encode({
+      type: 'query',
+      id,
+      flags: (OPCODE_NOTIFY << 11) | dnsPacket.AUTHORITATIVE_ANSWER,
+      questions: [{ name: zone, type: 'SOA', class: 'IN' }],
+      answers: [serialSoa],
+    });
+    const sock = this.socket(to.family === 6 ? 6 : 4);
+    let tries = 0;
+    let timer: NodeJS.Timeout | undefined;
+    const send = (): void => {
+      if (this.stopped) return;
+      if (tries++ >= TRIES) {
+        this.waiting.delete(id);
+        this.stats.failed++;
+        this.log.warn({ zone, to: `${to.host}:${to.port}`, tries: TRIES }, 'NOTIFY not acknowledged; the secondary will still refresh on its SOA timer');
+        return;
+      }
+      this.stats.sent++;
+      sock.send(msg, to.port, to.host);
+      timer = setTimeout(send, RETRY_MS);
+      timer.unref();
+    };
+    this.waiting.set(id, () => {
+      clearTimeout(timer);
+      this.waiting.delete(id);
+      this.stats.acknowledged++;
+    });
+    send();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    for (const s of this.sockets.values()) s.close();
+    this.sockets.clear();
+    this.waiting.clear();
+  }
+}

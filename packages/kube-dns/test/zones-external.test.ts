@@ -1,0 +1,79 @@
+// --external-zone: Services reachable from outside answered under a zone an outside DNS server
+// delegates to (A/AAAA, SRV, CNAME for a hostname ingress, SOA/NS at the apex), over real UDP/TCP.
+import { test, after, before } from 'node:test';
+import assert from 'node:assert/strict';
+import { datas } from '@kube-dns/dns-client';
+import { clusterIPService, externalService, type FakeApiServer } from '@kube-dns/testkit';
+import { eventually, startCluster, waitSynced, type Cluster } from './integration-helpers.js';
+import { parseOptions } from '../src/options.js';
+
+const E = 'example.com';
+const seed = (api: FakeApiServer): void => {
+  api.upsert('services', externalService('shop', 'web', '10.10.0.1', { ingress: ['203.0.113.10', '2001:db8::10'], ports: [{ name: 'https', port: 443 }, { port: 80 }] }));
+  api.upsert('services', externalService('shop', 'legacy', '10.10.0.2', { externalIPs: ['198.51.100.7'] }));
+  api.upsert('services', externalService('shop', 'elb', '10.10.0.3', { ingress: ['abc123.elb.amazonaws.com'], ports: [{ name: 'http', port: 80 }] }));
+  api.upsert('services', externalService('shop', 'pending', '10.10.0.4', { ingress: [] }));
+  api.upsert('services', clusterIPService('shop', 'internal', ['10.10.0.5']));
+};
+
+let on: Cluster;
+let off: Cluster;
+before(async () => {
+  [on, off] = await Promise.all([startCluster({ args: ['--external-zone=example.com.', '--external-ns=ns1.dns.example.com'], seed }), startCluster({ seed })]);
+  await Promise.all([waitSynced(on), waitSynced(off)]);
+});
+after(() => Promise.all([on.stop(), off.stop()]));
+
+test('LoadBalancer ingress IPs and externalIPs answer A/AAAA, authoritatively', async () => {
+  const a = await on.ask(`web.shop.${E}`, 'A');
+  assert.equal(a.packet.flag_aa, true);
+  assert.deepEqual(datas(a.packet.answers), ['203.0.113.10']);
+  assert.deepEqual(datas((await on.ask(`WEB.Shop.${E}`, 'AAAA', { transport: 'tcp' })).packet.answers), ['2001:db8::10']);
+  assert.deepEqual(datas((await on.ask(`legacy.shop.${E}`, 'A')).packet.answers), ['198.51.100.7']);
+});
+
+test('SRV per named port, with the addresses in additional', async () => {
+  const srv = await on.ask(`_https._tcp.web.shop.${E}`, 'SRV');
+  assert.deepEqual(datas(srv.packet.answers), [`10 100 443 web.shop.${E}.`]);
+  assert.deepEqual(datas(srv.packet.additionals).sort(), ['2001:db8::10', '203.0.113.10']);
+  assert.deepEqual(datas((await on.ask(`web.shop.${E}`, 'SRV')).packet.answers), [`10 100 443 web.shop.${E}.`], 'unnamed port 80 has no SRV');
+  assert.equal((await on.ask(`_http._udp.web.shop.${E}`, 'SRV')).packet.rcode, 'NXDOMAIN');
+});
+
+test('an ingress hostname is a CNAME', async () => {
+  const r = await on.ask(`elb.shop.${E}`, 'A');
+  assert.deepEqual(r.packet.answers?.map((x) => `${x.type} ${String((x as { data: unknown }).data)}`), ['CNAME abc123.elb.amazonaws.com']);
+});
+
+test('SOA and NS at the apex; a Service without an outside address, or no Service, is NXDOMAIN with the SOA', async () => {
+  const soa = await on.ask(E, 'SOA');
+  const s = soa.packet.answers?.[0] as { type: string; data: { mname: string; serial: number } };
+  assert.equal(s.type, 'SOA');
+  assert.equal(s.data.mname, `ns1.dns.${E}`);
+  assert.deepEqual(datas((await on.ask(E, 'NS')).packet.answers), [`ns1.dns.${E}.`]);
+  for (const name of [`pending.shop.${E}`, `internal.shop.${E}`, `nothing.shop.${E}`, `web.nowhere.${E}`]) {
+    const r = await on.ask(name, 'A');
+    assert.equal(r.packet.rcode, 'NXDOMAIN', name);
+    assert.equal(r.packet.authorities?.[0]?.type, 'SOA', name);
+    assert.equal(r.packet.authorities?.[0]?.name, E, name);
+  }
+  assert.equal((await on.ask(`shop.${E}`, 'A')).packet.rcode, 'NOERROR', 'a namespace with services is an empty non-terminal');
+});
+
+test('an ingress assigned later shows up', async () => {
+  on.api.upsert('services', externalService('shop', 'pending', '10.10.0.4', { ingress: ['203.0.113.44'] }));
+  await eventually(async () => assert.deepEqual(datas((await on.ask(`pending.shop.${E}`, 'A')).packet.answers), ['203.0.113.44']), 5000);
+});
+
+test('off (the default): the external zone is not ours (forwarded, no authoritative answer)', async () => {
+  const r = await off.ask(`web.shop.${E}`, 'A');
+  assert.notEqual(r.packet.flag_aa, true);
+  assert.equal(r.packet.answers?.length ?? 0, 0);
+});
+
+test('flag errors: an external zone overlapping the cluster domain or another external zone', () => {
+  assert.throws(() => parseOptions(['--external-zone=svc.cluster.local']), /--external-zone=svc.cluster.local: overlaps the cluster domain cluster.local/);
+  assert.throws(() => parseOptions(['--external-zone=example.com,a.example.com']), /overlaps --external-zone=example.com/);
+  assert.throws(() => parseOptions(['--external-zone=exa mple.com']), /not a valid DNS name/);
+  assert.deepEqual(parseOptions(['--external-zone=A.example.', '--external-zone=b.example']).zones.externalZones, ['a.example', 'b.example']);
+});

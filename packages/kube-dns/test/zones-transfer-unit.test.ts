@@ -1,0 +1,49 @@
+// The pure parts of zone transfer: who is allowed, the serial, and the AXFR content.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { allowed, parseTransferTo } from '../src/transfer/acl.js';
+import { SerialClock } from '../src/transfer/serial.js';
+import { clusterZoneRecords } from '../src/transfer/records.js';
+import { Zone } from '../src/records/zone.js';
+import type { ResolveOptions } from '../src/resolve/types.js';
+
+test('ACL: CIDRs and single IPs allow, IPv4-mapped IPv6 counts as IPv4, only IP entries are notified', () => {
+  const acl = parseTransferTo('10.0.0.0/8, 192.0.2.53:5353, [2001:db8::53], fd00::/64');
+  assert.equal(allowed(acl, '10.1.2.3'), true);
+  assert.equal(allowed(acl, '::ffff:10.1.2.3'), true);
+  assert.equal(allowed(acl, '192.0.2.53'), true);
+  assert.equal(allowed(acl, '192.0.2.54'), false);
+  assert.equal(allowed(acl, '2001:db8::53'), true);
+  assert.equal(allowed(acl, 'fd00::9'), true);
+  assert.equal(allowed(acl, '127.0.0.1'), false);
+  assert.equal(allowed(acl, undefined), false);
+  assert.deepEqual(acl.notify.map((n) => `${n.host}:${n.port}`), ['192.0.2.53:5353', '2001:db8::53:53']);
+});
+
+test('serial: unchanged without a change; grows on every change, even twice in the same second', () => {
+  const zone = { generation: 1, depGeneration: () => 0 };
+  let now = 1_800_000_000_000;
+  const s = new SerialClock(zone, () => now);
+  assert.equal(s.current(), 1_800_000_000);
+  assert.equal(s.current(), 1_800_000_000);
+  zone.generation = 2;
+  assert.equal(s.current(), 1_800_000_001, 'same second: +1');
+  zone.generation = 3;
+  assert.equal(s.current(), 1_800_000_002);
+  now += 3_600_000;
+  zone.generation = 4;
+  assert.equal(s.current(), 1_800_003_600, 'an hour later: the clock');
+});
+
+test('AXFR content: SOA first and last, ExternalName CNAME, no pod names, nothing twice', () => {
+  const zone = new Zone();
+  zone.setService({ namespace: 'ns', name: 'a', kind: 'ClusterIP', clusterIPs: ['10.0.0.1'], externalName: '', ports: [{ name: 'h', port: 80, protocol: 'TCP' }], publishNotReadyAddresses: false });
+  zone.setService({ namespace: 'ns', name: 'x', kind: 'ExternalName', clusterIPs: [], externalName: 'example.org', ports: [], publishNotReadyAddresses: false });
+  const opts: ResolveOptions = { zone: 'cluster.local', ttl: 30, pods: 'insecure', serial: 7 };
+  const rrs = clusterZoneRecords(zone, opts).map((r) => `${r.name} ${r.type} ${typeof (r as { data: unknown }).data === 'object' ? JSON.stringify((r as { data: { port?: number } }).data.port ?? '') : String((r as { data: unknown }).data)}`);
+  assert.equal(rrs[0]!.split(' ')[1], 'SOA');
+  assert.equal(rrs.at(-1)!.split(' ')[1], 'SOA');
+  for (const want of ['a.ns.svc.cluster.local A 10.0.0.1', '_h._tcp.a.ns.svc.cluster.local SRV 80', 'x.ns.svc.cluster.local CNAME example.org']) assert.ok(rrs.includes(want), `${want} in ${rrs.join('\n')}`);
+  assert.equal(new Set(rrs).size, rrs.length - 1, 'only the SOA twice');
+  assert.ok(!rrs.some((r) => r.includes('.pod.')));
+});
