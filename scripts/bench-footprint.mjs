@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // The pod's memory, as the manifest runs it (docs/footprint.md):
 //   1. the pod: kube-dns, dnsmasq-nanny with a real dnsmasq, and the sidecar, each with its
+//      image's node flags (images/Dockerfile's ENTRYPOINT) and its
 //      container's arguments and env from manifests/kube-dns.yaml (ports moved to free loopback
 //      ports, paths to a temp dir), the testkit's fake API server; RSS of every process after
 //      6 s of ~2,000 qps through dnsmasq, with 10 and with 10,000 services;
@@ -8,7 +9,8 @@
 //   3. kube-dns under a flood of malformed UDP packets and then of unique names (half in the
 //      cluster domain, half forwarded to an upstream that never answers): RSS before, the peak
 //      during, and 30 s after.
-//   node scripts/bench-footprint.mjs [--quick]   (--quick: 10k services only, shorter floods)
+//   node scripts/bench-footprint.mjs [--quick] [--only pod|kube-dns|floods]
+//   (--quick: 10k services only, shorter floods; --only: one of the three parts, while developing)
 // Printed as a table, and written to bench/results/footprint.json.
 import { execFile, spawn } from 'node:child_process';
 import dgram from 'node:dgram';
@@ -23,6 +25,13 @@ import { clusterIPService, dnsmasqPath, endpointSlice, freePort, headlessService
 const run = promisify(execFile);
 const root = new URL('..', import.meta.url).pathname;
 const quick = process.argv.includes('--quick');
+const onlyAt = process.argv.indexOf('--only');
+const only = onlyAt >= 0 ? process.argv[onlyAt + 1] : undefined;
+if (only !== undefined && !['pod', 'kube-dns', 'floods'].includes(only)) {
+  console.error(`bench-footprint: --only takes pod, kube-dns or floods, not ${only ?? 'nothing'}`);
+  process.exit(2);
+}
+const part = (name) => only === undefined || only === name;
 const say = (s = '') => process.stdout.write(`${s}\n`);
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const BIN = (pkg) => join(root, 'packages', pkg, 'bin', `${pkg}.js`);
@@ -44,6 +53,18 @@ const limitMb = (name) => {
   const q = container(name).resources?.limits?.memory;
   return q ? Number(/^(\d+)Mi$/.exec(q)?.[1]) : undefined;
 };
+
+/**
+ * The V8 flags the image's ENTRYPOINT gives node (images/Dockerfile, target `image`): those node
+ * refuses in NODE_OPTIONS live there, and the bench runs what the images run.
+ */
+const dockerfile = await readFile(join(root, 'images/Dockerfile'), 'utf8');
+function imageFlags(image) {
+  const stage = dockerfile.split(/^FROM /m).find((s) => new RegExp(`^\\S+ AS ${image}\\n`).test(s));
+  const entry = JSON.parse(/^ENTRYPOINT (\[.*\])$/m.exec(stage ?? '')?.[1] ?? 'null');
+  if (!entry) throw new Error(`images/Dockerfile: no ENTRYPOINT for ${image}`);
+  return entry.slice(entry.indexOf('/usr/local/bin/node') + 1, -1);
+}
 
 // --- processes ---------------------------------------------------------------------------------
 
@@ -124,7 +145,7 @@ async function startKubeDns(api, dir, { nameservers } = {}) {
     .filter(Boolean);
   args.push('--dns-bind-address=127.0.0.1', '--healthz-bind-address=127.0.0.1', `--healthz-port=${healthz}`, `--kubecfg-file=${api.kubeconfigPath}`);
   if (nameservers) args.push(`--nameservers=${nameservers}`);
-  const p = spawnLogged('kube-dns', [BIN('kube-dns'), ...args], envOf('kubedns', { PROMETHEUS_PORT: String(metrics) }));
+  const p = spawnLogged('kube-dns', [...imageFlags('kube-dns'), BIN('kube-dns'), ...args], envOf('kubedns', { PROMETHEUS_PORT: String(metrics) }));
   const syncMs = await until('kube-dns readiness', p, () => httpOk(`http://127.0.0.1:${healthz}/readiness`));
   return { p, dnsPort, syncMs };
 }
@@ -144,7 +165,7 @@ async function startPod(api, dir) {
   // dnsmasq on a loopback port, without the host's files, as root here (the image's user is 1001)
   nannyArgs.splice(sep, 0, `-dnsmasqExec=${dnsmasqPath()}`);
   nannyArgs.push(`--conf-file=${join(root, 'images/dnsmasq-nanny/dnsmasq.conf')}`, `--port=${dmPort}`, '--listen-address=127.0.0.1', '--bind-interfaces', '--no-hosts', '--no-resolv', '--user=root');
-  const nanny = spawnLogged('dnsmasq-nanny', [BIN('dnsmasq-nanny'), ...nannyArgs], envOf('dnsmasq'));
+  const nanny = spawnLogged('dnsmasq-nanny', [...imageFlags('dnsmasq-nanny'), BIN('dnsmasq-nanny'), ...nannyArgs], envOf('dnsmasq'));
   const dnsmasqUp = () => query({ host: '127.0.0.1', port: dmPort }, { name: 'kubernetes.default.svc.cluster.local', type: 'A', timeoutMs: 300 }).then((r) => r.packet.rcode === 'NOERROR');
   await until('dnsmasq answering through kube-dns', nanny, dnsmasqUp, 30_000);
   const [dnsmasqPid] = await childPids(nanny.pid);
@@ -152,7 +173,7 @@ async function startPod(api, dir) {
   const metricsPort = await freePort();
   const sidecarArgs = container('sidecar').args.map((a) => a.replace('127.0.0.1:10053', `127.0.0.1:${kd.dnsPort}`).replace('127.0.0.1:53', `127.0.0.1:${dmPort}`));
   sidecarArgs.push('--dnsmasq-addr=127.0.0.1', `--dnsmasq-port=${dmPort}`, '--prometheus-addr=127.0.0.1', `--prometheus-port=${metricsPort}`);
-  const sidecar = spawnLogged('sidecar', [BIN('sidecar'), ...sidecarArgs], envOf('sidecar'));
+  const sidecar = spawnLogged('sidecar', [...imageFlags('sidecar'), BIN('sidecar'), ...sidecarArgs], envOf('sidecar'));
   // healthy once both probes have succeeded
   await until('sidecar probes', sidecar, async () => (await httpOk(`http://127.0.0.1:${metricsPort}/healthcheck/kubedns`)) && httpOk(`http://127.0.0.1:${metricsPort}/healthcheck/dnsmasq`), 60_000);
   return {
@@ -232,7 +253,7 @@ async function main() {
   bare.kill();
 
   say('footprint: RSS (MB) of each process of the pod, the manifest\'s arguments and env, after 6 s of 2,000 qps through dnsmasq');
-  for (const n of [10, 10_000]) {
+  for (const n of part('pod') ? [10, 10_000] : []) {
     const dir = await mkdtemp(join(tmpdir(), 'footprint-'));
     const api = await startFakeApiServer({ historySize: 10 });
     seed(api, n);
@@ -248,7 +269,7 @@ async function main() {
     await rm(dir, { recursive: true, force: true });
   }
 
-  for (const n of quick ? [10_000] : [10_000, 50_000, 100_000]) {
+  for (const n of !part('kube-dns') ? [] : quick ? [10_000] : [10_000, 50_000, 100_000]) {
     const dir = await mkdtemp(join(tmpdir(), 'footprint-'));
     const api = await startFakeApiServer({ historySize: 10 });
     seed(api, n);
@@ -260,7 +281,7 @@ async function main() {
     await rm(dir, { recursive: true, force: true });
   }
 
-  {
+  if (part('floods')) {
     // floods against kube-dns alone (1,000 services), forwarding to an upstream that never answers
     const dir = await mkdtemp(join(tmpdir(), 'footprint-'));
     const api = await startFakeApiServer({ historySize: 10 });
@@ -298,6 +319,7 @@ async function main() {
   for (const f of results.floods) say(`| ${f.kind === 'junk' ? 'malformed UDP packets' : 'unique names (half forwarded to a silent upstream)'}, ${f.seconds} s | ${f.sent.toLocaleString('en')} | ${f.beforeMb} MB | ${f.peakMb} MB | ${f.afterMb} MB (${f.afterSeconds} s later)${f.alive ? '' : ' EXITED'} |`);
   const limits = ['kubedns', 'dnsmasq', 'sidecar'].map((c) => `${c} ${limitMb(c) ?? '-'}Mi`).join(', ');
   say(`\nmanifest limits: ${limits}`);
+  if (only !== undefined) return say('(--only: a partial run; bench/results/footprint.json left as it was)');
   await writeFile(join(outDir, 'footprint.json'), JSON.stringify(results, null, 2));
   say(`written: ${join('bench', 'results', 'footprint.json')}`);
 }

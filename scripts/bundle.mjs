@@ -8,7 +8,7 @@
 // Writes packages/<pkg>/bundle/<pkg>.mjs (+ .map, + .LEGAL.txt with the bundled licences).
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import * as esbuild from 'esbuild';
 
 const root = new URL('..', import.meta.url).pathname;
@@ -116,6 +116,60 @@ function nodeUrlForWhatwgUrl() {
   };
 }
 
+/**
+ * Modules a dependency requires at load but only calls on paths our programs never take: each
+ * such require() gets a stand-in that loads the real module on first use (a property read, a
+ * call, `new`), so a process that never takes the path never evaluates it. Measured with the
+ * sidecar's express + prom-client alone: mime-types (it parses mime-db's 2,000 types into
+ * lookup tables at load; express only needs them for res.type()/sendFile(), and our handlers set
+ * Content-Type themselves) 1.3 MB, prom-client's Pushgateway (with node's https and tls) and
+ * body-parser's reader (with zlib) 1.1 MB. A rule applies only if the importer never touches the module's exports at load: the
+ * stand-in would then load it at once, correct but no saving (packages/sidecar/test/
+ * lazy-modules.test.ts checks that https, tls and zlib stay unloaded in a serving sidecar).
+ */
+const LAZY_REQUIRES = [
+  { module: 'mime-types', from: /[\\/]node_modules[\\/](express|send|accepts|type-is|form-data)[\\/]/, target: 'object' },
+  { module: './lib/pushgateway', from: /[\\/]node_modules[\\/]prom-client[\\/]index\.js$/, target: 'function' },
+  // body-parser's reader, and with it node's zlib (it asks `'createZstdDecompress' in zlib` at
+  // load): only the body parsers call it, and no handler of ours reads a request body
+  { module: '../read', from: /[\\/]node_modules[\\/]body-parser[\\/]lib[\\/]types[\\/]/, target: 'function' },
+];
+const LAZY_FILTER = new RegExp(`^(${LAZY_REQUIRES.map((r) => r.module.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')).join('|')})$`);
+
+function lazyRequires() {
+  return {
+    name: 'lazy-requires',
+    setup(build) {
+      build.onResolve({ filter: LAZY_FILTER }, async (args) => {
+        if (args.kind !== 'require-call' || args.pluginData === 'lazy') return undefined;
+        const rule = LAZY_REQUIRES.find((r) => r.module === args.path && r.from.test(args.importer));
+        if (!rule) return undefined;
+        const real = await build.resolve(args.path, { resolveDir: args.resolveDir, kind: args.kind, importer: args.importer, pluginData: 'lazy' });
+        if (real.errors.length > 0) return { errors: real.errors };
+        // the path only names the stand-in in the bundle; pluginData carries where the module is
+        return { path: relative(root, real.path), namespace: 'lazy-require', pluginData: { target: rule.target, real: real.path } };
+      });
+      build.onLoad({ filter: /.*/, namespace: 'lazy-require' }, (args) => {
+        // an object target for a namespace, a function target for a function or a class (new)
+        const { target: kind, real } = args.pluginData;
+        const target = kind === 'function' ? 'function lazy() {}' : '{}';
+        return {
+          contents: `let real;
+const load = () => (real ??= require(${JSON.stringify(real)}));
+module.exports = new Proxy(${target}, {
+  get: (_, key) => load()[key],
+  has: (_, key) => key in load(),
+  apply: (_, self, argv) => Reflect.apply(load(), self, argv),
+  construct: (_, argv) => Reflect.construct(load(), argv),
+});`,
+          resolveDir: dirname(real),
+          loader: 'js',
+        };
+      });
+    },
+  };
+}
+
 export async function bundle(pkg) {
   const outfile = join(root, 'packages', pkg, 'bundle', `${pkg}.mjs`);
   const result = await esbuild.build({
@@ -136,7 +190,7 @@ export async function bundle(pkg) {
     metafile: true,
     write: false,
     logLevel: 'warning',
-    plugins: [trimClientNodeModels(), nodeUrlForWhatwgUrl(), inlinePackageJson(pkg)],
+    plugins: [trimClientNodeModels(), nodeUrlForWhatwgUrl(), lazyRequires(), inlinePackageJson(pkg)],
   });
   // Written to a temporary name and renamed: a launcher starting meanwhile (or rebuilding the
   // same bundle at the same moment, see bin/) never reads half a file.

@@ -1,0 +1,44 @@
+// What the running sidecar leaves unloaded (scripts/bundle.mjs, lazy requires; docs/footprint.md):
+// prom-client's Pushgateway, with node's https, tls and zlib, is never evaluated by a sidecar that
+// never pushes, even after it served /metrics and its health checks. Every module a process loads
+// stays in its memory for good.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { freePort, startTestDnsServer } from '@kube-dns/testkit';
+import { getHealth, scrape, waitFor } from './helpers.js';
+
+const BIN = fileURLToPath(new URL('../../bin/sidecar.js', import.meta.url));
+
+test('a serving sidecar has not loaded the Pushgateway: no https, tls or zlib in the process', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'sidecar-lazy-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  // preloaded into the sidecar's process: on SIGUSR2, the list of node's own modules it loaded
+  const report = join(dir, 'modules.json');
+  const preload = join(dir, 'report.cjs');
+  await writeFile(preload, `process.on('SIGUSR2', () => require('node:fs').writeFileSync(${JSON.stringify(report)}, JSON.stringify(process.moduleLoadList)));\n`);
+  const server = await startTestDnsServer({ answerIp: '10.0.0.10' });
+  t.after(() => server.close());
+  const port = await freePort();
+  const child = spawn(
+    process.execPath,
+    ['--require', preload, BIN, '--prometheus-addr=127.0.0.1', `--prometheus-port=${port}`, `--dnsmasq-port=${await freePort()}`, `--probe=kubedns,127.0.0.1:${server.port},kubernetes.default.svc.cluster.local,1,A`],
+    { stdio: 'ignore' },
+  );
+  t.after(() => child.kill('SIGKILL'));
+  await waitFor('/healthcheck/kubedns to answer 200', async () => (await getHealth(port, 'kubedns')).status === 200, 15_000, 100);
+  const { text } = await scrape(port);
+  assert.match(text, /^kubedns_probe_kubedns_latency_ms_bucket/m, 'metrics served');
+  child.kill('SIGUSR2');
+  // the file appears once the signal is handled: until then, keep waiting (undefined)
+  const loaded = await waitFor('the module list', async () => {
+    const text = await readFile(report, 'utf8').catch(() => undefined);
+    return text === undefined ? undefined : (JSON.parse(text) as string[]);
+  }, 10_000, 50);
+  assert.ok(loaded.includes('NativeModule http'), 'the list is the real one (http serves /metrics)');
+  for (const m of ['https', 'tls', 'zlib']) assert.ok(!loaded.includes(`NativeModule ${m}`), `${m} is not loaded`);
+});
