@@ -165,7 +165,7 @@ test('a forwarded reply larger than the client may take over UDP is relayed as T
   assert.equal(tcp.packet.answers?.length, 150);
 });
 
-test('the response cache answers repeated questions with the client ID and spelling, and misses after a zone change', async (t) => {
+test('the response cache answers repeated questions with the client ID and spelling, misses after a change to that service, and keeps other services\' answers', async (t) => {
   const s = await startServer();
   t.after(s.stop);
   const first = await query(s.server, { name: 'small.default.svc.cluster.local', type: 'A', id: 1 });
@@ -177,9 +177,15 @@ test('the response cache answers repeated questions with the client ID and spell
   assert.equal(second.packet.questions?.[0]?.name, 'SmAlL.DeFault.svc.cluster.LOCAL');
   assert.equal(second.packet.answers?.[0]?.name, 'SmAlL.DeFault.svc.cluster.LOCAL', 'answer owner echoes the question case');
   assert.deepEqual(datas(second.packet.answers), ['10.0.0.1']);
+  await query(s.server, { name: 'many1.default.svc.cluster.local', type: 'A' });
   s.fx.setSmallIp('10.0.0.2');
   const third = await query(s.server, { name: 'small.default.svc.cluster.local', type: 'A' });
   assert.deepEqual(datas(third.packet.answers), ['10.0.0.2']);
+  // a change to "small" leaves the cached answer about another service in place
+  const resolvesBefore = s.fx.resolves;
+  const other = await query(s.server, { name: 'many1.default.svc.cluster.local', type: 'A' });
+  assert.deepEqual(datas(other.packet.answers), ['10.0.0.9']);
+  assert.equal(s.fx.resolves, resolvesBefore, 'another service\'s answer still served from the cache');
   // RD is echoed from each query, also on cache hits
   const nord = await query(s.server, { name: 'small.default.svc.cluster.local', type: 'A', rd: false });
   assert.equal(nord.packet.flag_rd, false);
