@@ -160,16 +160,25 @@ function slope(points) {
   return den ? num / den : 0;
 }
 
+/** From kube-dns's /metrics, in MB: the JS heap in use and the response cache's bytes (NaN if unreadable). */
+async function heapAndCacheMb(metricsPort) {
+  const text = await fetch(`http://127.0.0.1:${metricsPort}/metrics`).then((r) => r.text()).catch(() => '');
+  const mb = (name) => Math.round(Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN) / 1048576);
+  return [mb('nodejs_heap_size_used_bytes'), mb('kubedns_response_cache_bytes')];
+}
+
 async function soak(kd, api, cluster, work, minutes) {
   const file = await mixFile(cluster, join(work, 'soak.txt'), 7);
   let k = 0;
   const churn = setInterval(() => churnOne(api, k++), 200);
+  // every 10 s: [minute, RSS, JS heap in use, response cache], MB. RSS alone cannot tell a leak
+  // from the response cache filling up to --response-cache-bytes (a bound) or V8 keeping pages.
   const samples = [];
   const t0 = Date.now();
   let stopped = false;
   const sampler = (async () => {
     while (!stopped) {
-      samples.push([(Date.now() - t0) / 60_000, await rssMb(kd.p.pid)]);
+      samples.push([(Date.now() - t0) / 60_000, await rssMb(kd.p.pid), ...(await heapAndCacheMb(kd.metrics))]);
       await sleep(10_000);
     }
   })();
@@ -181,6 +190,7 @@ async function soak(kd, api, cluster, work, minutes) {
   await sampler;
   const warm = samples.filter(([t]) => t >= minutes / 5);
   const perHour = +(slope(warm) * 60).toFixed(1);
+  const heapPerHour = +(slope(warm.map(([t, , heap]) => [t, heap])) * 60).toFixed(1);
   const sum = (f) => runs.reduce((a, r) => a + f(r), 0);
   const r = {
     minutes,
@@ -192,11 +202,15 @@ async function soak(kd, api, cluster, work, minutes) {
     servfail: sum((x) => x.rcodes.SERVFAIL ?? 0),
     worstMinuteP99Ms: Math.max(...runs.map((x) => x.p99Ms)),
     rss: { startMb: samples[0][1], afterWarmupMb: warm[0]?.[1], endMb: samples.at(-1)[1], maxMb: Math.max(...samples.map((s) => s[1])), slopeMbPerHourAfterWarmup: perHour },
+    heap: { afterWarmupMb: warm[0]?.[2], endMb: samples.at(-1)[2], maxMb: Math.max(...samples.map((s) => s[2])), slopeMbPerHourAfterWarmup: heapPerHour },
+    responseCache: { afterWarmupMb: warm[0]?.[3], endMb: samples.at(-1)[3] },
     samples,
   };
   say(`soak: ${minutes} min of the mix at 2,000 qps, one service changing every 0.2 s (${k} changes)`);
   say(`  ${r.queries} queries, ${r.lost} lost, ${r.timeouts} timed out, ${r.servfail} SERVFAIL; worst minute's p99 ${r.worstMinuteP99Ms} ms`);
   say(`  RSS ${r.rss.startMb} MB at the start, ${r.rss.afterWarmupMb} MB after the warm-up, ${r.rss.endMb} MB at the end (max ${r.rss.maxMb}); slope after the warm-up ${perHour} MB/hour`);
+  say(`  JS heap in use ${r.heap.afterWarmupMb} MB after the warm-up, ${r.heap.endMb} MB at the end (max ${r.heap.maxMb}); slope after the warm-up ${heapPerHour} MB/hour`);
+  say(`  response cache ${r.responseCache.afterWarmupMb} MB after the warm-up, ${r.responseCache.endMb} MB at the end`);
   return r;
 }
 
