@@ -14,7 +14,14 @@ export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 // is killed by group id.
 const children = new Set();
 
+// KUBEDNS_BENCH_PIN=1: dnsperf runs on CPU 0 and every other child (kube-dns, the ceiling, the pod)
+// on CPU 1 (taskset execs the command, so the pid is the server's). On two shared cores the
+// scheduler otherwise decides how much of a core each side gets, and a ratio then measures that as
+// much as the code.
+const PIN = process.env.KUBEDNS_BENCH_PIN === '1';
+
 export function start(cmd, args, opts = {}) {
+  if (PIN) [cmd, args] = ['taskset', ['-c', cmd === 'dnsperf' ? '0' : '1', cmd, ...args]];
   const p = spawn(cmd, args, { detached: true, stdio: ['ignore', opts.stdout ?? 'ignore', opts.stderr ?? 'pipe'], env: { ...process.env, ...opts.env } });
   children.add(p);
   p.tail = '';
