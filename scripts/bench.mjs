@@ -178,7 +178,7 @@ async function main() {
   const t0 = Date.now();
   const out = {
     date: new Date().toISOString(),
-    command: `node scripts/bench.mjs${quick ? ' --quick' : ''}`,
+    command: `${process.env.KUBEDNS_BENCH_PIN === '1' ? 'KUBEDNS_BENCH_PIN=1 ' : ''}node scripts/bench.mjs${quick ? ' --quick' : ''}`,
     quick,
     machine: { node: process.version, cpus: cpus().length, loadavgAtStart: loadavg().map((x) => +x.toFixed(2)) },
     code: await gitInfo(),
