@@ -2,6 +2,7 @@
 // bench exits), kube-dns started with the manifest's arguments on loopback ports, and dnsperf with
 // its figures parsed. Shared by scripts/bench.mjs and scripts/bench-reliability.mjs.
 import { spawn } from 'node:child_process';
+import { closeSync, createReadStream, openSync, unlinkSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -94,18 +95,29 @@ export async function startKubeDns(m, api, configDir, extra = []) {
 // percentiles are computed (dnsperf 2.10 has no latency histogram of its own); a query that timed
 // out (the "T" lines) counts as the timeout. `rcodes`: dnsperf's count of each response code.
 export const TIMEOUT_S = 5;
+let outFiles = 0;
 
 export async function dnsperf(port, file, opts = {}) {
   const args = ['-s', '127.0.0.1', '-p', String(port), '-d', file, '-l', String(opts.seconds), '-t', String(TIMEOUT_S)];
   if (opts.tcp) args.push('-m', 'tcp', '-c', '100', '-q', '1000');
   else if (opts.qps) args.push('-c', '8', '-q', '5000', '-Q', String(opts.qps), '-v');
   else args.push('-c', '8', '-q', '500');
-  const p = start('dnsperf', args, { stdout: 'pipe' });
+  // With -v, dnsperf writes a line per reply from the thread that reads the replies. Into a pipe,
+  // a moment in which this process is slow to read (its first JIT of the parsing below, a GC)
+  // fills the pipe and blocks that thread, and every reply behind it is then measured late: the
+  // tail would be the bench's own. So the lines go to a file, read once dnsperf has exited.
+  const outFile = `${file}.dnsperf-${process.pid}-${++outFiles}.out`;
+  const fd = opts.qps ? openSync(outFile, 'w') : undefined;
+  const p = start('dnsperf', args, { stdout: fd ?? 'pipe' });
+  if (fd !== undefined) {
+    closeSync(fd);
+    await new Promise((r) => (p.exitCode !== null ? r() : p.once('exit', r)));
+  }
   let lat = new Float64Array(opts.qps ? Math.ceil(opts.qps * opts.seconds * 1.1) + 1024 : 0);
   let n = 0;
   let timeouts = 0;
   let summary = '';
-  for await (const line of createInterface({ input: p.stdout })) {
+  for await (const line of createInterface({ input: fd !== undefined ? createReadStream(outFile) : p.stdout })) {
     if (line.startsWith('> ')) {
       const sp = line.lastIndexOf(' ');
       const v = line.startsWith('> T ') ? TIMEOUT_S : Number(line.slice(sp + 1));
@@ -114,6 +126,7 @@ export async function dnsperf(port, file, opts = {}) {
       lat[n++] = v * 1000;
     } else summary += `${line}\n`;
   }
+  if (fd !== undefined) unlinkSync(outFile);
   const code = await new Promise((r) => (p.exitCode !== null ? r(p.exitCode) : p.once('exit', (c) => r(c))));
   const num = (re) => Number(re.exec(summary)?.[1]);
   const qps = num(/Queries per second:\s+([\d.]+)/);

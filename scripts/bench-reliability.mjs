@@ -167,6 +167,15 @@ async function heapAndCacheMb(metricsPort) {
   return [mb('nodejs_heap_size_used_bytes'), mb('kubedns_response_cache_bytes')];
 }
 
+/**
+ * The least heap in use in each sixth of the run, MB. The heap is a sawtooth (it grows between
+ * collections), so its slope depends on where the samples cut the teeth; what a leak raises is
+ * the floor the collections bring it back to.
+ */
+function heapFloors(samples, minutes) {
+  return Array.from({ length: 6 }, (_, i) => Math.min(...samples.filter(([t]) => t >= (i * minutes) / 6 && t < ((i + 1) * minutes) / 6).map((s) => s[2])));
+}
+
 async function soak(kd, api, cluster, work, minutes) {
   const file = await mixFile(cluster, join(work, 'soak.txt'), 7);
   let k = 0;
@@ -191,6 +200,7 @@ async function soak(kd, api, cluster, work, minutes) {
   const warm = samples.filter(([t]) => t >= minutes / 5);
   const perHour = +(slope(warm) * 60).toFixed(1);
   const heapPerHour = +(slope(warm.map(([t, , heap]) => [t, heap])) * 60).toFixed(1);
+  const floors = heapFloors(samples, minutes);
   const sum = (f) => runs.reduce((a, r) => a + f(r), 0);
   const r = {
     minutes,
@@ -202,7 +212,7 @@ async function soak(kd, api, cluster, work, minutes) {
     servfail: sum((x) => x.rcodes.SERVFAIL ?? 0),
     worstMinuteP99Ms: Math.max(...runs.map((x) => x.p99Ms)),
     rss: { startMb: samples[0][1], afterWarmupMb: warm[0]?.[1], endMb: samples.at(-1)[1], maxMb: Math.max(...samples.map((s) => s[1])), slopeMbPerHourAfterWarmup: perHour },
-    heap: { afterWarmupMb: warm[0]?.[2], endMb: samples.at(-1)[2], maxMb: Math.max(...samples.map((s) => s[2])), slopeMbPerHourAfterWarmup: heapPerHour },
+    heap: { afterWarmupMb: warm[0]?.[2], endMb: samples.at(-1)[2], maxMb: Math.max(...samples.map((s) => s[2])), slopeMbPerHourAfterWarmup: heapPerHour, floorsMb: floors },
     responseCache: { afterWarmupMb: warm[0]?.[3], endMb: samples.at(-1)[3] },
     samples,
   };
@@ -210,6 +220,7 @@ async function soak(kd, api, cluster, work, minutes) {
   say(`  ${r.queries} queries, ${r.lost} lost, ${r.timeouts} timed out, ${r.servfail} SERVFAIL; worst minute's p99 ${r.worstMinuteP99Ms} ms`);
   say(`  RSS ${r.rss.startMb} MB at the start, ${r.rss.afterWarmupMb} MB after the warm-up, ${r.rss.endMb} MB at the end (max ${r.rss.maxMb}); slope after the warm-up ${perHour} MB/hour`);
   say(`  JS heap in use ${r.heap.afterWarmupMb} MB after the warm-up, ${r.heap.endMb} MB at the end (max ${r.heap.maxMb}); slope after the warm-up ${heapPerHour} MB/hour`);
+  say(`  JS heap floor (the least in use) per sixth of the run: ${floors.join(', ')} MB`);
   say(`  response cache ${r.responseCache.afterWarmupMb} MB after the warm-up, ${r.responseCache.endMb} MB at the end`);
   return r;
 }
