@@ -7,6 +7,7 @@
 import type { Answer } from 'dns-packet';
 import { ipFamily, normalizeIp } from '../records/names.js';
 import type { PortInfo } from '../records/types.js';
+import type { HeadlessEndpoint } from '../records/headless.js';
 import { nameDep, namespaceDep, serviceDep, type ServiceEntry } from '../records/zone.js';
 import { address, cname, nodata, nxdomain, positive, srv } from './answers.js';
 import type { Ctx } from './context.js';
@@ -83,7 +84,8 @@ function resolveWildcard(ctx: Ctx, svc: string, ns: string, prefix: string[]): R
   for (const e of entries) {
     if (++visited > WILDCARD_MAX_SERVICES || answers.length >= WILDCARD_MAX_ANSWERS) break;
     if (e.info.kind === 'ExternalName') continue;
-    const part = serviceRecords(ctx, e, prefix);
+    // the budget left: a headless service of thousands of endpoints costs no more than what fits
+    const part = serviceRecords(ctx, e, prefix, WILDCARD_MAX_ANSWERS - answers.length);
     if (!part.exists) continue;
     exists = true;
     for (const a of part.answers) if (answers.length < WILDCARD_MAX_ANSWERS) answers.push(a);
@@ -92,10 +94,11 @@ function resolveWildcard(ctx: Ctx, svc: string, ns: string, prefix: string[]): R
   return exists ? positive(ctx.opts, answers, additionals, dep) : nxdomain(ctx.opts, dep);
 }
 
-function serviceRecords(ctx: Ctx, e: ServiceEntry, prefix: string[]): Part {
+/** `limit`: build at most that many answers (a wildcard's budget); a name's own answer is whole. */
+function serviceRecords(ctx: Ctx, e: ServiceEntry, prefix: string[], limit = Infinity): Part {
   // `*.<svc>` stands for the service's own addresses, as in the original kube-dns.
   const p = ctx.opts.wildcards && prefix.length === 1 && prefix[0] === '*' ? [] : prefix;
-  if (e.info.kind !== 'ClusterIP') return headlessRecords(ctx, e, p);
+  if (e.info.kind !== 'ClusterIP') return headlessRecords(ctx, e, p, limit);
   // --ignore-empty-service: no ready endpoint, no name (as a headless service without endpoints)
   if (ctx.opts.ignoreEmptyService && !ctx.zone.hasReadyEndpoint(e, ctx.opts.zone)) return MISSING;
   return clusterIpRecords(ctx, e, p);
@@ -143,7 +146,7 @@ function namedPortMatches(p: PortInfo, portLabel: string, protoLabel: string, wi
   return p.name !== '' && matches(portLabel, p.name, wild) && matches(protoLabel, p.protocol.toLowerCase(), wild);
 }
 
-function headlessRecords(ctx: Ctx, e: ServiceEntry, prefix: string[]): Part {
+function headlessRecords(ctx: Ctx, e: ServiceEntry, prefix: string[], limit: number): Part {
   const { qtype, owner, opts } = ctx;
   const ttl = opts.ttl;
   const view = ctx.zone.headless(e, opts.zone);
@@ -154,6 +157,7 @@ function headlessRecords(ctx: Ctx, e: ServiceEntry, prefix: string[]): Part {
     const out: Answer[] = [];
     const done = new Set<string>();
     for (const s of srvs) {
+      if (out.length >= limit) break;
       if (s.type !== 'SRV') continue;
       const target = s.data.target;
       if (done.has(target)) continue;
@@ -165,12 +169,11 @@ function headlessRecords(ctx: Ctx, e: ServiceEntry, prefix: string[]): Part {
   };
 
   if (prefix.length === 0) {
-    if (qtype === 'A' || qtype === 'AAAA') {
-      return present(view.endpoints.filter((ep) => wants(qtype, ep.v6)).map((ep) => address(owner, ep.ip, ep.v6, ttl)));
-    }
+    if (qtype === 'A' || qtype === 'AAAA') return present(addresses(view.endpoints, qtype, owner, ttl, limit));
     if (qtype !== 'SRV') return present();
     const srvs: Answer[] = [];
     for (const ep of view.endpoints) {
+      if (srvs.length >= limit) break;
       if (ep.ports.length === 0) srvs.push(srv(owner, 0, ep.fqdn, ttl));
       for (const p of ep.ports) srvs.push(srv(owner, p.port, ep.fqdn, ttl));
     }
@@ -182,12 +185,13 @@ function headlessRecords(ctx: Ctx, e: ServiceEntry, prefix: string[]): Part {
     const eps = view.byLabel.get(label);
     if (!eps) return MISSING;
     if (qtype !== 'A' && qtype !== 'AAAA') return present();
-    return present(eps.filter((ep) => wants(qtype, ep.v6)).map((ep) => address(owner, ep.ip, ep.v6, ttl)));
+    return present(addresses(eps, qtype, owner, ttl, limit));
   }
   const wild = opts.wildcards === true;
   if (prefix.length === 2 && isPortLabel(prefix[0]!, wild) && isPortLabel(prefix[1]!, wild)) {
     const srvs: Answer[] = [];
     for (const ep of view.endpoints) {
+      if (srvs.length >= limit) break;
       for (const p of ep.ports) if (namedPortMatches(p, prefix[0]!, prefix[1]!, wild)) srvs.push(srv(owner, p.port, ep.fqdn, ttl));
     }
     if (srvs.length === 0) return MISSING;
@@ -195,6 +199,16 @@ function headlessRecords(ctx: Ctx, e: ServiceEntry, prefix: string[]): Part {
     return present(srvs, targetAddresses(srvs));
   }
   return MISSING;
+}
+
+/** A or AAAA records of the endpoints of the family asked, at most `limit`. */
+function addresses(eps: readonly HeadlessEndpoint[], qtype: string, owner: string, ttl: number, limit: number): Answer[] {
+  const out: Answer[] = [];
+  for (const ep of eps) {
+    if (out.length >= limit) break;
+    if (wants(qtype, ep.v6)) out.push(address(owner, ep.ip, ep.v6, ttl));
+  }
+  return out;
 }
 
 function resolveExternalName(ctx: Ctx, e: ServiceEntry, prefix: string[], dep: string): Resolution {
