@@ -28,7 +28,10 @@ export function start(cmd, args, opts = {}) {
   p.tail = '';
   p.stderr?.on('data', (d) => (p.tail = (p.tail + d).slice(-4000)));
   p.on('exit', () => children.delete(p));
-  p.on('error', (e) => (p.tail += `\n${e.message}`));
+  p.on('error', (e) => {
+    p.failed = e; // could not start: 'exit' may never come
+    p.tail += `\n${e.message}`;
+  });
   return p;
 }
 
@@ -111,23 +114,27 @@ export async function dnsperf(port, file, opts = {}) {
   const p = start('dnsperf', args, { stdout: fd ?? 'pipe' });
   if (fd !== undefined) {
     closeSync(fd);
-    await new Promise((r) => (p.exitCode !== null ? r() : p.once('exit', r)));
+    // 'exit' may not come when dnsperf could not start at all; 'error' does
+    await new Promise((r) => (p.exitCode !== null ? r() : (p.once('exit', r), p.once('error', r))));
   }
   let lat = new Float64Array(opts.qps ? Math.ceil(opts.qps * opts.seconds * 1.1) + 1024 : 0);
   let n = 0;
   let timeouts = 0;
   let summary = '';
-  for await (const line of createInterface({ input: fd !== undefined ? createReadStream(outFile) : p.stdout })) {
-    if (line.startsWith('> ')) {
-      const sp = line.lastIndexOf(' ');
-      const v = line.startsWith('> T ') ? TIMEOUT_S : Number(line.slice(sp + 1));
-      if (line.startsWith('> T ')) timeouts++;
-      if (n === lat.length) { const b = new Float64Array(lat.length * 2); b.set(lat); lat = b; }
-      lat[n++] = v * 1000;
-    } else summary += `${line}\n`;
+  try {
+    for await (const line of createInterface({ input: fd !== undefined ? createReadStream(outFile) : p.stdout })) {
+      if (line.startsWith('> ')) {
+        const sp = line.lastIndexOf(' ');
+        const v = line.startsWith('> T ') ? TIMEOUT_S : Number(line.slice(sp + 1));
+        if (line.startsWith('> T ')) timeouts++;
+        if (n === lat.length) { const b = new Float64Array(lat.length * 2); b.set(lat); lat = b; }
+        lat[n++] = v * 1000;
+      } else summary += `${line}\n`;
+    }
+  } finally {
+    if (fd !== undefined) unlinkSync(outFile);
   }
-  if (fd !== undefined) unlinkSync(outFile);
-  const code = await new Promise((r) => (p.exitCode !== null ? r(p.exitCode) : p.once('exit', (c) => r(c))));
+  const code = await new Promise((r) => (p.exitCode !== null || p.failed ? r(p.exitCode) : p.once('exit', (c) => r(c))));
   const num = (re) => Number(re.exec(summary)?.[1]);
   const qps = num(/Queries per second:\s+([\d.]+)/);
   if (code !== 0 || !Number.isFinite(qps)) throw new Error(`dnsperf ${args.join(' ')} failed (${code}): ${p.tail || summary.slice(-500)}`);

@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildQuery, exchange, query } from '@kube-dns/dns-client';
 import { Zone } from '../src/records/zone.js';
-import { clusterIP, port } from './resolve-fixtures.js';
+import { clusterIP, ep, headless, port, slice } from './resolve-fixtures.js';
 import { startStack } from './server-stack.js';
 import { labelsOf, rawQuery, sameLabels, walkReply } from './wire-check.js';
 
@@ -64,6 +64,14 @@ test('names are echoed as bytes: 0x20 case, non-ASCII octets and a 63-octet labe
 /** A zone that counts the services wildcard walks look at. */
 class CountingZone extends Zone {
   visited = 0;
+  /** Endpoints of headless services read while answering (each turns into a record). */
+  endpointsRead = 0;
+  override headless(e: Parameters<Zone['headless']>[0], zone: string) {
+    const view = super.headless(e, zone);
+    const count = <T extends object>(list: T[]): T[] =>
+      new Proxy(list, { get: (l, k, r) => (typeof k === 'string' && /^\d+$/.test(k) && this.endpointsRead++, Reflect.get(l, k, r)) });
+    return { ...view, endpoints: count(view.endpoints), byLabel: new Map([...view.byLabel].map(([k, v]) => [k, count(v)])) };
+  }
   override *allServices() {
     for (const e of super.allServices()) {
       this.visited++;
@@ -109,19 +117,28 @@ test('with --wildcards, a wildcard is bounded in work and answers whatever the z
   const zone = new CountingZone();
   const s = await startStack({ zone, resolve: { wildcards: true } });
   t.after(s.stop);
-  bigZone(zone); // 2,000 services
+  // first of all (wildcards walk in order), a headless service of 5,000 endpoints: a wildcard
+  // over it builds only the records it may still answer
+  zone.setService(headless('ns0', 'many'));
+  zone.setSlice(slice('ns0', 'many-1', 'many', Array.from({ length: 5000 }, (_, i) => ep(`10.99.${i >> 8}.${i & 255}`)), [port('http', 80)]));
+  bigZone(zone); // and 2,000 services
   for (const [name, type, transport] of [
     ['*.*.svc.cluster.local', 'A', 'udp'],
     ['*.*.svc.cluster.local', 'A', 'tcp'],
     ['_http._tcp.*.*.svc.cluster.local', 'SRV', 'tcp'],
     ['*.ns3.svc.cluster.local', 'A', 'tcp'],
+    ['*.ns0.svc.cluster.local', 'A', 'tcp'],
   ] as const) {
     zone.visited = 0;
+    zone.endpointsRead = 0;
     const r = await query(s.server, { name, type, transport, ednsUdpSize: 1232 });
     assert.equal(r.packet.rcode, 'NOERROR', name);
     const n = r.packet.answers?.length ?? 0;
     assert.ok(n > 0 && n <= 64, `${n} answers for ${name} ${type} over ${transport}`);
     assert.ok(zone.visited <= 256, `${zone.visited} services visited for ${name}`);
+    // an answer reads its endpoint (and one more is looked at before the walk stops); an SRV
+    // answer reads its target's endpoint again for the additional address record
+    assert.ok(zone.endpointsRead <= 2 * 65, `${zone.endpointsRead} endpoints read for ${name} ${type}`);
     if (transport === 'udp') assert.ok(r.bytes.length <= 1232);
   }
   const one = await query(s.server, { name: 's7.*.svc.cluster.local', type: 'A' });
