@@ -7,9 +7,7 @@ import { createHash } from 'node:crypto';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
-import { pino } from 'pino';
-import { type ConfigDirSourceOptions, type KubeDnsConfig, ConfigDirSource, readConfigDir, silentLogger } from '../src/index.js';
+import { type ConfigDirSourceOptions, type KubeDnsConfig, ConfigDirSource, createLogger, readConfigDir, silentLogger } from '../src/index.js';
 import { writeKubeletConfigMap } from './kubelet-volume.js';
 
 async function tempDir(t: TestContext): Promise<string> {
@@ -191,7 +189,7 @@ test('an invalid update is rejected, the last good config stays, and reverting t
   const good = { upstreamNameservers: '["8.8.8.8"]', stubDomains: '{"acme.local": ["10.0.0.53"]}' };
   await writeKubeletConfigMap(dir, good);
   const lines: string[] = [];
-  const log = pino({ level: 'info' }, new Writable({ write: (chunk, _enc, cb) => (lines.push(String(chunk)), cb()) }));
+  const log = createLogger('config-test', 2, 'info', (line) => lines.push(line));
   const { source, configs, rejected } = await startSource(t, { dir, log });
   const goodVersion = source.config.version;
   assert.notEqual(goodVersion, '');

@@ -4,9 +4,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { pino } from 'pino';
 import { datas } from '@kube-dns/dns-client';
 import { clusterIPService, externalNameService, startDnsmasq, startTestDnsServer, tempDir } from '@kube-dns/testkit';
+import { createLogger } from '@kube-dns/config';
 import { eventually, startCluster, waitSynced } from './integration-helpers.js';
 
 test('forwarding to a real dnsmasq upstream: A, PTR misses, ExternalName targets; ConfigMap changes apply live', async (t) => {
@@ -60,7 +60,7 @@ test('every upstream down: SERVFAIL after trying each (the original sent no repl
   t.after(() => dead.close());
   // what the operator reads: one warning per failing server, naming it and the reason
   const lines: { level: number; msg: string; server?: string; err?: string }[] = [];
-  const log = pino({ level: 'debug' }, { write: (l: string) => lines.push(JSON.parse(l)) });
+  const log = createLogger('kube-dns', 2, 'debug', (l) => lines.push(JSON.parse(l)));
   const c = await startCluster({ log, configFiles: { upstreamNameservers: JSON.stringify([`127.0.0.1:${dead.port}`, '127.0.0.1:9']) } });
   t.after(() => c.stop());
   await waitSynced(c);
