@@ -100,10 +100,13 @@ export async function startKubeDns(m, api, configDir, extra = []) {
 export const TIMEOUT_S = 5;
 let outFiles = 0;
 
+// opts.outstanding and opts.timeoutS (fixed rate only): a flood sender that must not slow down
+// when queries go unanswered (a server that drops them) sets them high and short.
 export async function dnsperf(port, file, opts = {}) {
-  const args = ['-s', '127.0.0.1', '-p', String(port), '-d', file, '-l', String(opts.seconds), '-t', String(TIMEOUT_S)];
+  const timeoutS = opts.timeoutS ?? TIMEOUT_S;
+  const args = ['-s', '127.0.0.1', '-p', String(port), '-d', file, '-l', String(opts.seconds), '-t', String(timeoutS)];
   if (opts.tcp) args.push('-m', 'tcp', '-c', '100', '-q', '1000');
-  else if (opts.qps) args.push('-c', '8', '-q', '5000', '-Q', String(opts.qps), '-v');
+  else if (opts.qps) args.push('-c', '8', '-q', String(opts.outstanding ?? 5000), '-Q', String(opts.qps), '-v');
   else args.push('-c', '8', '-q', '500');
   // With -v, dnsperf writes a line per reply from the thread that reads the replies. Into a pipe,
   // a moment in which this process is slow to read (its first JIT of the parsing below, a GC)
@@ -125,7 +128,7 @@ export async function dnsperf(port, file, opts = {}) {
     for await (const line of createInterface({ input: fd !== undefined ? createReadStream(outFile) : p.stdout })) {
       if (line.startsWith('> ')) {
         const sp = line.lastIndexOf(' ');
-        const v = line.startsWith('> T ') ? TIMEOUT_S : Number(line.slice(sp + 1));
+        const v = line.startsWith('> T ') ? timeoutS : Number(line.slice(sp + 1));
         if (line.startsWith('> T ')) timeouts++;
         if (n === lat.length) { const b = new Float64Array(lat.length * 2); b.set(lat); lat = b; }
         lat[n++] = v * 1000;

@@ -35,6 +35,7 @@ import { LiveZoneOptions } from './zones/live.js';
 import { encodeRcode } from './server/encode.js';
 import { RCODE } from './server/wire.js';
 import { VERSION } from './version.js';
+import { DROP } from './server/reply-budget.js';
 
 export interface KubeDnsInstance {
   dnsPort: number;
@@ -104,6 +105,7 @@ export async function startKubeDns(o: KubeDnsOptions, x: StartExtras): Promise<K
     timeoutMs: x.forwardTimeoutMs ?? 2000,
     clusterZone: o.domain,
     maxConcurrent: o.maxConcurrentForwards,
+    overflowRepliesPerSecond: o.overflowServfailsPerSecond,
     resolveClusterName: (name) => {
       const r = resolve(zone, name, 'A', resolveOpts);
       const a = r.answers.find((rr: { type: string }) => rr.type === 'A');
@@ -186,7 +188,8 @@ export async function startKubeDns(o: KubeDnsOptions, x: StartExtras): Promise<K
       nodeSearch,
       pods: podIndex,
       resolve: (name, qtype, lname) => resolve(zone, name, qtype, resolveOpts, lname),
-      forward: (q, lname, transport) => forwarder.forward(q, lname, transport),
+      // over the forward cap autopath answers its plain NXDOMAIN rather than nothing: the query is ours
+      forward: (q, lname, transport) => forwarder.forward(q, lname, transport).then((r) => (r === DROP ? undefined : r)),
       count,
       log,
     });

@@ -35,7 +35,8 @@ export const FLAGS: FlagSpecs = {
   autopath: { type: 'bool', default: false, help: "complete a pod's search path on the server (as CoreDNS's autopath): <name>.<ns>.svc.<zone> that does not exist gets a CNAME to the first search name that does, or to <name> from upstream. Needs dnsmasq --add-subnet=32,128 in front (the asking pod's IP) and watches Pods" },
   // ---
   // --- reliability (docs/reliability.md)
-  'max-concurrent-forwards': { type: 'int', default: 1000, help: 'forwards in flight at most (as CoreDNS forward max_concurrent); beyond it SERVFAIL at once' },
+  'max-concurrent-forwards': { type: 'int', default: 1000, help: 'forwards in flight at most (as CoreDNS forward max_concurrent); beyond it SERVFAIL at once, within --overflow-servfails-per-second' },
+  'overflow-servfails-per-second': { type: 'int', default: 1000, help: 'of the queries over --max-concurrent-forwards, answer this many a second SERVFAIL at once and drop the rest (a flood answered in full would starve the other clients; 0: drop them all)' },
   lameduck: { type: 'duration', default: 5000, help: 'after SIGTERM: fail /readiness but keep answering this long, then exit (a rolling update loses no query)' },
   // --- zone options (zones/options.ts, docs/zones.md)
   ...ZONE_FLAGS,
@@ -68,6 +69,7 @@ export interface KubeDnsOptions {
   version?: string;
   help: boolean;
   maxConcurrentForwards: number;
+  overflowServfailsPerSecond: number;
   lameduckMs: number;
   /** --autopath */
   autopath: boolean;
@@ -125,6 +127,10 @@ export function parseOptions(argv: readonly string[]): KubeDnsOptions {
   if (!Number.isInteger(maxConcurrentForwards) || maxConcurrentForwards < 1) {
     throw new FlagError(`--max-concurrent-forwards=${maxConcurrentForwards}: must be 1 or more`);
   }
+  const overflowServfailsPerSecond = Number(v['overflow-servfails-per-second']);
+  if (!Number.isInteger(overflowServfailsPerSecond) || overflowServfailsPerSecond < 0) {
+    throw new FlagError(`--overflow-servfails-per-second=${String(v['overflow-servfails-per-second'])}: must be 0 or more`);
+  }
   const lameduckMs = Number(v.lameduck);
   if (!(lameduckMs >= 0)) throw new FlagError(`--lameduck=${String(v.lameduck)}: must be 0 or more`);
   const zones = parseZoneOptions(v, domainRaw);
@@ -132,6 +138,7 @@ export function parseOptions(argv: readonly string[]): KubeDnsOptions {
     autopath: v.autopath === true,
     zones,
     maxConcurrentForwards,
+    overflowServfailsPerSecond,
     lameduckMs,
     domain: domainRaw,
     dnsBindAddress: bind,

@@ -1,6 +1,6 @@
 // --max-concurrent-forwards under a random-subdomain flood with an upstream that never answers:
-// the flood beyond the cap gets SERVFAIL at once, cluster names keep being answered, and the
-// forwards held open never exceed the cap.
+// the flood beyond the cap gets SERVFAIL at once (within --overflow-servfails-per-second, the
+// rest dropped), cluster names keep being answered, and the forwards held open never exceed the cap.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createSocket } from 'node:dgram';
@@ -17,7 +17,8 @@ test('a flood of unique external names with a silent upstream: SERVFAIL beyond t
   const CAP = 50;
   const FLOOD = 1500;
   const c = await startCluster({
-    args: [`--max-concurrent-forwards=${CAP}`],
+    // a reply budget above the flood: every query over the cap is answered (the next test drops)
+    args: [`--max-concurrent-forwards=${CAP}`, '--overflow-servfails-per-second=100000'],
     // long enough that any reply seen within it can only come from the cap, not a timeout
     forwardTimeoutMs: 60_000,
     configFiles: { upstreamNameservers: JSON.stringify([`127.0.0.1:${silent.port}`]) },
@@ -68,13 +69,69 @@ test('a flood of unique external names with a silent upstream: SERVFAIL beyond t
   assert.ok(maxInFlight <= CAP, `in flight peaked at ${maxInFlight}`);
   assert.ok(silent.questions.length <= CAP + 5, `${silent.questions.length} queries reached the silent upstream (cap ${CAP}; +loop probes)`);
   const m = (await c.http('/metrics')).body;
-  assert.ok(metric(m, 'kubedns_forward_rejected_total') >= FLOOD - CAP, 'the rejections are counted');
+  assert.ok(metric(m, 'kubedns_forward_rejected_total\\{action="servfail"\\}') >= FLOOD - CAP, 'the rejections are counted');
+  assert.equal(metric(m, 'kubedns_forward_rejected_total\\{action="dropped"\\}'), 0);
   assert.equal(metric(m, 'kubedns_forward_max_concurrent'), CAP);
   t.diagnostic(`flood of ${FLOOD}: ${FLOOD - CAP}+ SERVFAIL within ${lastFloodReply - started} ms; in flight peaked at ${maxInFlight}`);
 });
 
+test('over the cap, a flood gets at most --overflow-servfails-per-second SERVFAILs and the rest no reply; the budget refills', async (t) => {
+  const silent = await startTestDnsServer({ handler: () => 'drop' });
+  t.after(() => silent.close());
+  const CAP = 20;
+  const BUDGET = 100;
+  const c = await startCluster({
+    args: [`--max-concurrent-forwards=${CAP}`, `--overflow-servfails-per-second=${BUDGET}`],
+    forwardTimeoutMs: 10_000, // the forwards stay in flight through the whole test
+    configFiles: { upstreamNameservers: JSON.stringify([`127.0.0.1:${silent.port}`]) },
+    seed: (api) => api.upsert('services', clusterIPService('default', 'web', ['10.0.0.80'])),
+  });
+  t.after(() => c.stop());
+  await waitSynced(c);
+
+  const sock = createSocket('udp4');
+  t.after(() => sock.close());
+  sock.bind(0, '127.0.0.1');
+  await once(sock, 'listening');
+  const replies = new Map<number, number>();
+  sock.on('message', (m) => m.length >= 12 && replies.set(m.readUInt16BE(0), m.readUInt16BE(2) & 0xf));
+  const send = (id: number, name: string): void => {
+    const q = buildQuery({ name, type: 'A' });
+    q.writeUInt16BE(id, 0);
+    sock.send(q, c.server.port, c.server.host);
+  };
+  const flood = (from: number, n: number): void => {
+    for (let j = from; j < from + n; j++) send(j, `d${j}-${Math.random().toString(36).slice(2)}.flood.example`);
+  };
+
+  // 1,000 names in one go, well within a second: CAP forwarded, BUDGET answered, the rest dropped
+  const started = performance.now();
+  flood(1, 1000);
+  send(60_000, 'web.default.svc.cluster.local');
+  await eventually(async () => assert.equal(replies.get(60_000), 0, 'a cluster name asked during the flood is answered'), 5000);
+  await new Promise((r) => setTimeout(r, 300));
+  const within = performance.now() - started;
+  const servfails = [...replies].filter(([id, rc]) => id <= 1000 && rc === 2).length;
+  // one window of the budget if kube-dns took less than a second over the flood, two at most otherwise
+  assert.ok(servfails >= BUDGET && servfails <= (within < 1000 ? BUDGET : 2 * BUDGET), `${servfails} flood queries answered SERVFAIL (budget ${BUDGET}/s)`);
+  const m = (await c.http('/metrics')).body;
+  const answered = metric(m, 'kubedns_forward_rejected_total\\{action="servfail"\\}');
+  const dropped = metric(m, 'kubedns_forward_rejected_total\\{action="dropped"\\}');
+  assert.equal(answered, servfails, 'the SERVFAILs sent are the ones counted');
+  assert.equal(answered + dropped, 1000 - CAP, 'every query over the cap is counted, answered or dropped');
+  assert.equal(replies.size, servfails + 1, 'nothing else was answered: the forwards wait, the rest got no reply');
+
+  // a second later the budget is there again
+  await new Promise((r) => setTimeout(r, 1000));
+  flood(2001, 10);
+  await eventually(async () => assert.equal([...replies].filter(([id, rc]) => id > 2000 && id <= 2010 && rc === 2).length, 10), 5000);
+  t.diagnostic(`1000 over a cap of ${CAP} in ${Math.round(within)} ms: ${answered} SERVFAIL, ${dropped} dropped`);
+});
+
 test('--max-concurrent-forwards must be a positive integer', async () => {
   const { parseOptions } = await import('../src/options.js');
+  assert.throws(() => parseOptions(['--overflow-servfails-per-second=-1']), /--overflow-servfails-per-second=-1: must be 0 or more/);
+  assert.equal(parseOptions([]).overflowServfailsPerSecond, 1000);
   assert.throws(() => parseOptions(['--max-concurrent-forwards=0']), /--max-concurrent-forwards=0: must be 1 or more/);
   assert.equal(parseOptions([]).maxConcurrentForwards, 1000);
   assert.equal(parseOptions([]).lameduckMs, 5000);

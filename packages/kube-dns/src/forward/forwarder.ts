@@ -7,6 +7,7 @@ import { buildQuery, exchange, type Transport } from '@kube-dns/dns-client';
 import { LogLimiter } from './log-limiter.js';
 import { LOOP_PROBE_SUFFIX, LoopProbes } from './loop-detect.js';
 import { matchStubDomain } from './upstreams.js';
+import { DROP, ReplyBudget } from '../server/reply-budget.js';
 
 export interface ForwardStats {
   /** server "ip:port" → counts, and whether its last exchange failed */
@@ -26,6 +27,12 @@ export interface ForwarderOptions {
    * random-subdomain flood). Default 1000.
    */
   maxConcurrent?: number;
+  /**
+   * Of the queries over `maxConcurrent`, this many a second are answered SERVFAIL at once; the
+   * rest are dropped (server/reply-budget.ts: answering a flood would cost what the cap saves).
+   * Default 1000.
+   */
+  overflowRepliesPerSecond?: number;
 }
 
 const RCODE_SERVFAIL = 2;
@@ -44,13 +51,19 @@ export class Forwarder {
   loopsDetected = 0;
   /** Forwards started and not yet finished (each may try several servers in turn). */
   inFlight = 0;
-  /** Queries answered SERVFAIL at once because `maxConcurrent` forwards were in flight. */
-  rejected = 0;
+  /** Queries over the cap: `overflow.replied` answered SERVFAIL at once, `overflow.dropped` not answered. */
+  readonly overflow: ReplyBudget;
   readonly maxConcurrent: number;
   private readonly overLimitLog = new LogLimiter(10_000);
 
   constructor(private readonly opts: ForwarderOptions) {
     this.maxConcurrent = opts.maxConcurrent ?? 1000;
+    this.overflow = new ReplyBudget(opts.overflowRepliesPerSecond ?? 1000);
+  }
+
+  /** Queries refused because `maxConcurrent` forwards were in flight (answered or dropped). */
+  get rejected(): number {
+    return this.overflow.replied + this.overflow.dropped;
   }
 
   private loopChecks = false;
@@ -121,20 +134,21 @@ export class Forwarder {
 
   /**
    * Sends `query` (as received) to the servers for `lname` in turn: the next one on a timeout, a
-   * transport error or SERVFAIL. Resolves with the reply (the client's ID restored), or undefined
-   * when every server failed (the caller answers SERVFAIL).
+   * transport error or SERVFAIL. Resolves with the reply (the client's ID restored), undefined
+   * when every server failed or the cap is reached (the caller answers SERVFAIL), or DROP when
+   * the cap is reached and the overflow's reply budget is spent (the caller sends nothing).
    */
-  async forward(query: Buffer, lname: string, transport: Transport): Promise<Buffer | undefined> {
+  async forward(query: Buffer, lname: string, transport: Transport): Promise<Buffer | undefined | typeof DROP> {
     if (this.detectLoop(lname)) return undefined;
     if (this.inFlight >= this.maxConcurrent) {
-      this.rejected++;
+      const answered = this.overflow.take(performance.now());
       this.overLimitLog.maybe((suppressed) =>
         this.opts.log.warn(
           { inFlight: this.inFlight, max: this.maxConcurrent, name: lname, rejectedTotal: this.rejected, suppressed },
-          `${this.maxConcurrent} forwards in flight (--max-concurrent-forwards): answering SERVFAIL at once; upstreams are slow or a flood of names outside the cluster is under way`,
+          `${this.maxConcurrent} forwards in flight (--max-concurrent-forwards): answering SERVFAIL at once (at most --overflow-servfails-per-second, the rest dropped); upstreams are slow or a flood of names outside the cluster is under way`,
         ),
       );
-      return undefined;
+      return answered ? undefined : DROP;
     }
     this.inFlight++;
     try {

@@ -19,14 +19,18 @@ export function registerForwardCapMetrics(r: Registry, f: Forwarder): void {
       this.set(f.maxConcurrent);
     },
   });
-  let seen = 0;
+  const seen = { servfail: 0, dropped: 0 };
   new client.Counter({
     name: 'kubedns_forward_rejected_total',
-    help: 'Queries answered SERVFAIL at once because --max-concurrent-forwards forwards were in flight.',
+    help: 'Queries refused because --max-concurrent-forwards forwards were in flight: answered SERVFAIL at once (action="servfail", at most --overflow-servfails-per-second) or not answered (action="dropped").',
+    labelNames: ['action'],
     registers: [r],
     collect() {
-      if (f.rejected > seen) this.inc(f.rejected - seen);
-      seen = f.rejected;
+      const now = { servfail: f.overflow.replied, dropped: f.overflow.dropped };
+      for (const action of ['servfail', 'dropped'] as const) {
+        this.inc({ action }, now[action] - seen[action]);
+        seen[action] = now[action];
+      }
     },
   });
 }

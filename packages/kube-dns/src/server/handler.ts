@@ -10,6 +10,7 @@ import type { ZoneReader } from '../records/types.js';
 import type { Resolution } from '../resolve/types.js';
 import { RCODE_BY_NAME, encodeNegative, encodeRcode, encodeReply, fitRelayed, replyLimit } from './encode.js';
 import { MalformedQueries } from './malformed.js';
+import { DROP } from './reply-budget.js';
 import { ResponseCache } from './response-cache.js';
 import { isFramed } from '../transfer/messages.js';
 import { rotateAnswers } from './rotate.js';
@@ -30,7 +31,8 @@ export interface QueryObserver {
 }
 
 export interface Forwarding {
-  forward(query: Buffer, lname: string, transport: Transport): Promise<Buffer | undefined>;
+  /** The reply; undefined: answer SERVFAIL; DROP: send nothing (forward/forwarder.ts). */
+  forward(query: Buffer, lname: string, transport: Transport): Promise<Buffer | undefined | typeof DROP>;
 }
 
 export interface HandlerOptions {
@@ -161,8 +163,9 @@ export class DnsHandler {
     return this.done(q, a ? rotateAnswers(reply) : reply, transport, started, system, false);
   }
 
-  private async forward(query: Buffer, q: ParsedQuery, transport: Transport, started: number, system: System): Promise<Buffer> {
+  private async forward(query: Buffer, q: ParsedQuery, transport: Transport, started: number, system: System): Promise<Buffer | undefined> {
     const reply = await this.opts.forwarder.forward(query, q.lname, transport).catch(() => undefined);
+    if (reply === DROP) return undefined;
     const out = reply ? fitRelayed(reply, query, q, replyLimit(q, transport)) : encodeRcode(query, q, RCODE.SERVFAIL);
     return this.done(q, out, transport, started, system, false);
   }
@@ -175,7 +178,7 @@ export class DnsHandler {
     try {
       const sub = buildQuery({ name: target, type: qtypeName(q.qtype) as dnsPacket.RecordType, ednsUdpSize: 1232 });
       const reply = await this.opts.forwarder.forward(sub, target.toLowerCase(), transport);
-      if (reply) {
+      if (reply && reply !== DROP) {
         const decoded = dnsPacket.decode(reply);
         extra = (decoded.answers ?? []).filter((a) => a.type !== 'OPT');
         if ((decoded as { rcode?: string }).rcode === 'NXDOMAIN') rcode = RCODE.NXDOMAIN;
