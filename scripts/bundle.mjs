@@ -154,8 +154,10 @@ function lazyRequires() {
         const { target: kind, real } = args.pluginData;
         const target = kind === 'function' ? 'function lazy() {}' : '{}';
         return {
+          // each load is also noted in a global list, so a test can see what a serving process
+          // ended up loading (packages/*/test/lazy-modules.test.ts)
           contents: `let real;
-const load = () => (real ??= require(${JSON.stringify(real)}));
+const load = () => (real ??= ((globalThis[Symbol.for('kube-dns.lazy-loaded')] ??= []).push(${JSON.stringify(args.path)}), require(${JSON.stringify(real)})));
 module.exports = new Proxy(${target}, {
   get: (_, key) => load()[key],
   has: (_, key) => key in load(),

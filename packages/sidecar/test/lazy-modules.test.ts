@@ -14,13 +14,16 @@ import { getHealth, scrape, waitFor } from './helpers.js';
 
 const BIN = fileURLToPath(new URL('../../bin/sidecar.js', import.meta.url));
 
-test('a serving sidecar has not loaded the Pushgateway: no https, tls or zlib in the process', async (t) => {
+test('a serving sidecar has loaded none of the modules held back: no Pushgateway, mime-types, https, tls or zlib', async (t) => {
   const dir = await mkdtemp(join(tmpdir(), 'sidecar-lazy-'));
   t.after(() => rm(dir, { recursive: true, force: true }));
   // preloaded into the sidecar's process: on SIGUSR2, the list of node's own modules it loaded
   const report = join(dir, 'modules.json');
   const preload = join(dir, 'report.cjs');
-  await writeFile(preload, `process.on('SIGUSR2', () => require('node:fs').writeFileSync(${JSON.stringify(report)}, JSON.stringify(process.moduleLoadList)));\n`);
+  await writeFile(
+    preload,
+    `process.on('SIGUSR2', () => require('node:fs').writeFileSync(${JSON.stringify(report)}, JSON.stringify({ lazy: globalThis[Symbol.for('kube-dns.lazy-loaded')] ?? [], builtins: process.moduleLoadList })));\n`,
+  );
   const server = await startTestDnsServer({ answerIp: '10.0.0.10' });
   t.after(() => server.close());
   const port = await freePort();
@@ -37,8 +40,9 @@ test('a serving sidecar has not loaded the Pushgateway: no https, tls or zlib in
   // the file appears once the signal is handled: until then, keep waiting (undefined)
   const loaded = await waitFor('the module list', async () => {
     const text = await readFile(report, 'utf8').catch(() => undefined);
-    return text === undefined ? undefined : (JSON.parse(text) as string[]);
+    return text === undefined ? undefined : (JSON.parse(text) as { lazy: string[]; builtins: string[] });
   }, 10_000, 50);
-  assert.ok(loaded.includes('NativeModule http'), 'the list is the real one (http serves /metrics)');
-  for (const m of ['https', 'tls', 'zlib']) assert.ok(!loaded.includes(`NativeModule ${m}`), `${m} is not loaded`);
+  assert.ok(loaded.builtins.includes('NativeModule http'), 'the list is the real one (http serves /metrics)');
+  for (const m of ['https', 'tls', 'zlib']) assert.ok(!loaded.builtins.includes(`NativeModule ${m}`), `${m} is not loaded`);
+  assert.deepEqual(loaded.lazy, [], 'none of the modules held back until first use (mime-types, the Pushgateway, body-parser) was loaded');
 });

@@ -1,6 +1,6 @@
 // HTTP of kube-dns: /readiness, /healthz, /cache and /metrics. The original serves all of them
 // on both the healthz port and PROMETHEUS_PORT; so do we.
-import type { Server } from 'node:http';
+import type { Server, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type { Writable } from 'node:stream';
 import express from 'express';
@@ -18,28 +18,43 @@ export interface HttpSources {
   version: string;
 }
 
+/**
+ * Writes a whole body with its type. Not express's res.type()/res.send()/res.json(): they look the
+ * type's charset up in mime-types, which the bundle loads on first use only (scripts/bundle.mjs)
+ * and which parses mime-db's 2,000 types into tables that stay in memory (1.3 MB), for types we
+ * spell out in full here.
+ */
+function reply(res: ServerResponse, status: number, type: string, body: string): void {
+  res.statusCode = status;
+  res.setHeader('Content-Type', type);
+  res.setHeader('Content-Length', Buffer.byteLength(body));
+  res.end(body);
+}
+
+const TEXT = 'text/plain; charset=utf-8';
+
 export function createHttpApp(src: HttpSources): express.Express {
   const app = express();
   app.disable('x-powered-by');
   app.get('/readiness', (_req, res) => {
-    if (src.isSynced()) res.type('text/plain').send('ok\n');
-    else res.status(503).type('text/plain').send(`not ready: ${src.notReadyReason?.() ?? 'waiting for the first sync with the API server'}\n`);
+    if (src.isSynced()) reply(res, 200, TEXT, 'ok\n');
+    else reply(res, 503, TEXT, `not ready: ${src.notReadyReason?.() ?? 'waiting for the first sync with the API server'}\n`);
   });
   app.get('/healthz', (_req, res) => {
-    res.type('text/plain').send(`ok (${new Date().toISOString()})\n`);
+    reply(res, 200, TEXT, `ok (${new Date().toISOString()})\n`);
   });
   app.get('/cache', (_req, res) => {
-    res.type('application/json');
+    res.setHeader('Content-Type', 'application/json; charset=utf-8');
     streamPieces(src.dump(), res).catch((e: unknown) => res.destroy(e as Error));
   });
   app.get('/version', (_req, res) => {
-    res.json({ version: src.version });
+    reply(res, 200, 'application/json; charset=utf-8', JSON.stringify({ version: src.version }));
   });
   app.get(src.metricsPath ?? '/metrics', async (_req, res) => {
     try {
-      res.type(src.registry.contentType).send(await src.registry.metrics());
+      reply(res, 200, src.registry.contentType, await src.registry.metrics());
     } catch (e) {
-      res.status(500).type('text/plain').send(String(e));
+      reply(res, 500, TEXT, String(e));
     }
   });
   return app;

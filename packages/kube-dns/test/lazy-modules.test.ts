@@ -1,0 +1,69 @@
+// What a serving kube-dns leaves unloaded (scripts/bundle.mjs, lazy requires; docs/footprint.md):
+// after its HTTP endpoints have all been asked, none of the modules the bundle holds back until
+// first use was loaded (mime-types, with mime-db's tables; prom-client's Pushgateway; body-parser's
+// reader). Every module a process loads stays in its memory for good.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { clusterIPService, freePort, startFakeApiServer } from '@kube-dns/testkit';
+
+const BIN = fileURLToPath(new URL('../../bin/kube-dns.js', import.meta.url));
+
+async function until<T>(what: string, f: () => Promise<T | undefined>, ms: number): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await f().catch(() => undefined);
+    if (v !== undefined) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+test('a serving kube-dns has loaded none of the modules held back until first use', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'kube-dns-lazy-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const report = join(dir, 'loaded.json');
+  const preload = join(dir, 'report.cjs');
+  await writeFile(
+    preload,
+    `process.on('SIGUSR2', () => require('node:fs').writeFileSync(${JSON.stringify(report)}, JSON.stringify({ lazy: globalThis[Symbol.for('kube-dns.lazy-loaded')] ?? [], builtins: process.moduleLoadList })));\n`,
+  );
+  const api = await startFakeApiServer();
+  t.after(() => api.close());
+  api.upsert('services', clusterIPService('default', 'web', ['10.0.0.80']));
+  const [dnsPort, healthz, metrics] = [await freePort(), await freePort(), await freePort()];
+  const child = spawn(
+    process.execPath,
+    ['--require', preload, BIN, '--dns-bind-address=127.0.0.1', `--dns-port=${dnsPort}`, '--healthz-bind-address=127.0.0.1', `--healthz-port=${healthz}`, `--kubecfg-file=${api.kubeconfigPath}`],
+    { stdio: 'ignore', env: { ...process.env, PROMETHEUS_PORT: String(metrics) } },
+  );
+  t.after(() => child.kill('SIGKILL'));
+  const get = async (port: number, path: string) => {
+    const r = await fetch(`http://127.0.0.1:${port}${path}`);
+    return { status: r.status, type: r.headers.get('content-type'), body: await r.text() };
+  };
+  await until('/readiness to answer 200', async () => ((await get(healthz, '/readiness')).status === 200 ? true : undefined), 20_000);
+  // every endpoint, on both ports, with what an operator reads from each
+  assert.deepEqual(await get(healthz, '/readiness'), { status: 200, type: 'text/plain; charset=utf-8', body: 'ok\n' });
+  assert.match((await get(healthz, '/healthz')).body, /^ok \(\d{4}-/);
+  const version = await get(healthz, '/version');
+  assert.equal(version.type, 'application/json; charset=utf-8');
+  assert.match(JSON.parse(version.body).version, /^\d+\.\d+\.\d+/);
+  const cache = await get(healthz, '/cache');
+  assert.equal(cache.type, 'application/json; charset=utf-8');
+  assert.ok(JSON.stringify(JSON.parse(cache.body)).includes('10.0.0.80'), '/cache lists the service');
+  for (const port of [healthz, metrics]) {
+    const m = await get(port, '/metrics');
+    assert.match(m.type ?? '', /^text\/plain; version=0\.0\.4/);
+    assert.match(m.body, /^kubedns_dns_requests_total|^# HELP kubedns_/m);
+  }
+
+  child.kill('SIGUSR2');
+  const loaded = await until('the load report', async () => JSON.parse(await readFile(report, 'utf8')) as { lazy: string[]; builtins: string[] }, 10_000);
+  assert.ok(loaded.builtins.includes('NativeModule http'), 'the report is the real one (http serves the endpoints)');
+  assert.deepEqual(loaded.lazy, [], 'no module held back until first use was loaded');
+});
