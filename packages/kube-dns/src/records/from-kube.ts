@@ -42,25 +42,28 @@ export function serviceFromKube(o: V1Service, conv: ServiceConversion = {}): Ser
   const name = o.metadata?.name;
   if (!namespace || !name) return undefined;
   const spec = o.spec ?? {};
-  const ext = conv.external && spec.type !== 'ExternalName' ? externalOf(o) : undefined;
-  const base = {
-    ...(ext && (ext.ips.length > 0 || ext.hostname !== '') && { external: ext }),
-    namespace,
-    name,
-    ports: ports(spec.ports),
-    publishNotReadyAddresses: spec.publishNotReadyAddresses === true || o.metadata?.annotations?.[TOLERATE_UNREADY] === 'true',
-    clusterIPs: [] as string[],
-    externalName: '',
-  };
-  if (spec.type === 'ExternalName') {
-    const ext = (spec.externalName ?? '').toLowerCase().replace(/\.$/, '');
-    return { ...base, kind: 'ExternalName', externalName: ext };
-  }
+  const portList = ports(spec.ports);
+  const publishNotReadyAddresses = spec.publishNotReadyAddresses === true || o.metadata?.annotations?.[TOLERATE_UNREADY] === 'true';
+  let kind: ServiceInfo['kind'] = 'ClusterIP';
+  let clusterIPs: string[] = [];
+  let externalName = '';
   const cips = spec.clusterIPs?.length ? spec.clusterIPs : [spec.clusterIP];
-  if (!spec.clusterIP || spec.clusterIP === 'None' || cips.every((c) => !c || c === 'None')) {
-    return { ...base, kind: 'Headless' };
+  if (spec.type === 'ExternalName') {
+    kind = 'ExternalName';
+    externalName = (spec.externalName ?? '').toLowerCase().replace(/\.$/, '');
+  } else if (!spec.clusterIP || spec.clusterIP === 'None' || cips.every((c) => !c || c === 'None')) {
+    kind = 'Headless';
+  } else {
+    clusterIPs = ips(cips);
   }
-  return { ...base, kind: 'ClusterIP', clusterIPs: ips(cips) };
+  const ext = conv.external && kind !== 'ExternalName' ? externalOf(o) : undefined;
+  // One object literal per shape, never a spread: every ServiceInfo then shares V8's hidden class
+  // of its literal. Built with spreads ({ ...base, kind }), each object got a hidden class (and
+  // descriptor array) of its own: about 300 bytes per Service, 6 MB at 20,000 (heap snapshot).
+  if (ext && (ext.ips.length > 0 || ext.hostname !== '')) {
+    return { namespace, name, kind, clusterIPs, externalName, ports: portList, publishNotReadyAddresses, external: ext };
+  }
+  return { namespace, name, kind, clusterIPs, externalName, ports: portList, publishNotReadyAddresses };
 }
 
 /** Options of the conversion (zone flags that change what is kept of an object). */
@@ -90,12 +93,11 @@ export function sliceFromKube(o: V1EndpointSlice, conv: SliceConversion = {}): E
     ports: ports(o.ports as { name?: string; port?: number; protocol?: string }[] | undefined),
     endpoints: (o.endpoints ?? []).map((e) => {
       const podName = conv.podNames ? podLabel(e) : undefined;
-      return {
-        addresses: ips(e.addresses ?? []),
-        hostname: (e.hostname ?? '').toLowerCase(),
-        ...(podName !== undefined && { podName }),
-        ready: e.conditions?.ready !== false,
-      };
+      const addresses = ips(e.addresses ?? []);
+      const hostname = (e.hostname ?? '').toLowerCase();
+      const ready = e.conditions?.ready !== false;
+      // literals, not a spread: one hidden class for every endpoint (see serviceFromKube)
+      return podName === undefined ? { addresses, hostname, ready } : { addresses, hostname, podName, ready };
     }),
   };
 }
