@@ -208,7 +208,8 @@ export class Reflector<T extends ObjectWithMeta> extends EventEmitter {
 
   private key(obj: ObjectWithMeta): string | undefined {
     const name = obj?.metadata?.name;
-    return name ? `${obj.metadata?.namespace ?? ''}/${name}` : undefined;
+    // joined, not a template: the key is kept for every object (records/names.ts, joinKey)
+    return name ? [obj.metadata?.namespace ?? '', name].join('/') : undefined;
   }
 
   private onWatchEvent(type: string, obj: WatchEventObject): void {

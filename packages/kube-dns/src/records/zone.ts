@@ -8,6 +8,7 @@
 import { DepGenerations } from './generations.js';
 import { buildHeadlessView, type HeadlessView } from './headless.js';
 import { samePodIps, sameService, sameSlice } from './equal.js';
+import { joinKey } from './names.js';
 import { ReverseIndex } from './reverse-index.js';
 import type { EndpointSliceInfo, PodInfo, ServiceInfo, ServiceKind, ZoneReader, ZoneWriter } from './types.js';
 
@@ -91,7 +92,7 @@ export class Zone implements ZoneWriter, ZoneReader {
   setService(s: ServiceInfo): void {
     const old = this.getService(s.namespace, s.name);
     if (old && sameService(old.info, s)) return;
-    const key = `${s.namespace}/${s.name}`;
+    const key = joinKey(s.namespace, s.name);
     this.indexReverse(key, old?.info, -1);
     let ns = this.services.get(s.namespace);
     if (!ns) this.services.set(s.namespace, (ns = new Map()));
@@ -111,7 +112,7 @@ export class Zone implements ZoneWriter, ZoneReader {
   deleteService(namespace: string, name: string): void {
     const old = this.getService(namespace, name);
     if (!old) return;
-    this.indexReverse(`${namespace}/${name}`, old.info, -1);
+    this.indexReverse(joinKey(namespace, name), old.info, -1);
     const ns = this.services.get(namespace)!;
     ns.delete(name);
     if (ns.size === 0) this.services.delete(namespace);
@@ -127,14 +128,14 @@ export class Zone implements ZoneWriter, ZoneReader {
   }
 
   setSlice(s: EndpointSliceInfo): void {
-    const sliceKey = `${s.namespace}/${s.name}`;
+    const sliceKey = joinKey(s.namespace, s.name);
     const ownerName = this.sliceOwner.get(sliceKey);
     if (ownerName !== undefined) {
       const current = this.slicesByService.get(`${s.namespace}/${ownerName}`)?.get(s.name);
       if (current && sameSlice(current, s)) return;
       if (ownerName !== s.serviceName) this.deleteSlice(s.namespace, s.name); // relabelled
     }
-    const svcKey = `${s.namespace}/${s.serviceName}`;
+    const svcKey = joinKey(s.namespace, s.serviceName);
     let group = this.slicesByService.get(svcKey);
     if (!group) this.slicesByService.set(svcKey, (group = new Map()));
     const old = group.get(s.name);
@@ -166,7 +167,7 @@ export class Zone implements ZoneWriter, ZoneReader {
   }
 
   setPod(p: PodInfo): void {
-    const key = `${p.namespace}/${p.name}`;
+    const key = joinKey(p.namespace, p.name);
     const old = this.pods.get(key);
     if (old && samePodIps(old, p.ips)) return;
     if (old) this.indexPod(p.namespace, old, -1);
@@ -316,7 +317,7 @@ export class Zone implements ZoneWriter, ZoneReader {
 
   private memo(e: ServiceEntry, zone: string): NonNullable<ServiceEntry['memo']> {
     if (!e.memo || e.memo.zone !== zone) {
-      e.memo = { zone, fqdn: `${e.info.name}.${e.info.namespace}.svc.${zone}`, headless: undefined, hasReady: undefined };
+      e.memo = { zone, fqdn: [e.info.name, e.info.namespace, 'svc', zone].join('.'), headless: undefined, hasReady: undefined };
     }
     return e.memo;
   }
@@ -326,14 +327,17 @@ export class Zone implements ZoneWriter, ZoneReader {
     this.gen++;
     const e = this.getService(namespace, name);
     if (e) e.memo = undefined;
-    const dep = serviceDep(namespace, name);
+    // the keys serviceDep, namespaceDep and nameDep give, stored flat (joinKey)
+    const dep = joinKey('svc', namespace, name);
     if (e || this.slicesByService.has(`${namespace}/${name}`)) this.deps.bump(dep, this.gen);
     else this.deps.bury(dep, this.gen);
     // what the wildcards over this namespace or this name depend on
-    if (this.services.has(namespace)) this.wildDeps.bump(namespaceDep(namespace), this.gen);
-    else this.wildDeps.bury(namespaceDep(namespace), this.gen);
-    if (this.namespacesByName.has(name)) this.wildDeps.bump(nameDep(name), this.gen);
-    else this.wildDeps.bury(nameDep(name), this.gen);
+    const nsDep = joinKey('ns', namespace);
+    if (this.services.has(namespace)) this.wildDeps.bump(nsDep, this.gen);
+    else this.wildDeps.bury(nsDep, this.gen);
+    const byNameDep = joinKey('name', name);
+    if (this.namespacesByName.has(name)) this.wildDeps.bump(byNameDep, this.gen);
+    else this.wildDeps.bury(byNameDep, this.gen);
   }
 
   /** Adds (+1) or removes (-1) the reverse candidates a service contributes in its given state. */
@@ -356,7 +360,7 @@ export class Zone implements ZoneWriter, ZoneReader {
   }
 
   private indexPod(namespace: string, ips: readonly string[], sign: 1 | -1): void {
-    for (const ip of new Set(ips)) bumpCount(this.podIps, `${namespace}/${ip}`, sign);
+    for (const ip of new Set(ips)) bumpCount(this.podIps, joinKey(namespace, ip), sign);
   }
 }
 
