@@ -14,7 +14,7 @@
 // Printed as a table, and written to bench/results/footprint.json.
 import { execFile, spawn } from 'node:child_process';
 import dgram from 'node:dgram';
-import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { chmod, copyFile, mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -74,6 +74,17 @@ async function rssMb(pid) {
   return kb === undefined ? NaN : Number(kb) / 1024;
 }
 
+/**
+ * PSS: each page counted once in all, split between the processes that map it. The three node
+ * processes of the pod run the same binary, and in the pod the same file of the same image layer,
+ * so the kernel holds its code pages once; RSS counts them in every process that touched them.
+ */
+async function pssMb(pid) {
+  const rollup = await readFile(`/proc/${pid}/smaps_rollup`, 'utf8').catch(() => '');
+  const kb = /^Pss:\s+(\d+)/m.exec(rollup)?.[1];
+  return kb === undefined ? NaN : Number(kb) / 1024;
+}
+
 async function childPids(pid) {
   const out = [];
   for (const task of await readdir(`/proc/${pid}/task`).catch(() => [])) {
@@ -83,8 +94,15 @@ async function childPids(pid) {
   return out;
 }
 
+/**
+ * The node binary the pod's processes run: a copy of ours, so that only they map its pages (as
+ * the three containers of a pod map the one node of their shared image layer). With the same
+ * file as this bench process, PSS would hand part of their shared pages to the bench.
+ */
+let podNode = process.execPath;
+
 function spawnLogged(label, argv, env) {
-  const p = spawn(process.execPath, argv, { env, stdio: ['ignore', 'ignore', 'pipe'] });
+  const p = spawn(podNode, argv, { env, stdio: ['ignore', 'ignore', 'pipe'] });
   p.tail = '';
   p.stderr.on('data', (d) => (p.tail = (p.tail + d).slice(-3000)));
   p.label = label;
@@ -253,6 +271,10 @@ async function main() {
   bare.kill();
 
   say('footprint: RSS (MB) of each process of the pod, the manifest\'s arguments and env, after 6 s of 2,000 qps through dnsmasq');
+  const nodeDir = await mkdtemp(join(tmpdir(), 'footprint-node-'));
+  podNode = join(nodeDir, 'node');
+  await copyFile(process.execPath, podNode);
+  await chmod(podNode, 0o755);
   for (const n of part('pod') ? [10, 10_000] : []) {
     const dir = await mkdtemp(join(tmpdir(), 'footprint-'));
     const api = await startFakeApiServer({ historySize: 10 });
@@ -263,6 +285,9 @@ async function main() {
     const row = { services: n, qps: traffic.qps, lost: traffic.lost };
     for (const [k, pid] of Object.entries(p.pids)) row[k] = r1(await rssMb(pid));
     row.pod = row.kubedns + row.nanny + row.dnsmasq + row.sidecar;
+    row.pss = {};
+    for (const [k, pid] of Object.entries(p.pids)) row.pss[k] = r1(await pssMb(pid));
+    row.pss.pod = r1(row.pss.kubedns + row.pss.nanny + row.pss.dnsmasq + row.pss.sidecar);
     results.pod.push(row);
     await p.stop();
     await api.close();
@@ -306,11 +331,17 @@ async function main() {
     await rm(dir, { recursive: true, force: true });
   }
 
+  await rm(nodeDir, { recursive: true, force: true });
+
   // --- print
   say(`\nNode ${process.version}; a bare node process: ${results.bareNodeMb} MB`);
   say('\n| pod, services | kubedns | nanny | dnsmasq | sidecar | pod | qps through dnsmasq (lost) |');
   say('|---|---|---|---|---|---|---|');
   for (const r of results.pod) say(`| ${r.services.toLocaleString('en')} | ${r.kubedns} MB | ${r.nanny} MB | ${r.dnsmasq} MB | ${r.sidecar} MB | ${r.pod} MB | ${r.qps} (${r.lost}) |`);
+  say('\nThe same processes by PSS (shared pages, the node binary\'s code above all, counted once in all):');
+  say('\n| pod, services | kubedns | nanny | dnsmasq | sidecar | pod |');
+  say('|---|---|---|---|---|---|');
+  for (const r of results.pod) say(`| ${r.services.toLocaleString('en')} | ${r.pss.kubedns} MB | ${r.pss.nanny} MB | ${r.pss.dnsmasq} MB | ${r.pss.sidecar} MB | ${r.pss.pod} MB |`);
   say('\n| kube-dns alone, services | RSS after the initial sync | sync time |');
   say('|---|---|---|');
   for (const r of results.kubeDns) say(`| ${r.services.toLocaleString('en')} | ${r.rssMb} MB | ${(r.syncMs / 1000).toFixed(1)} s |`);
