@@ -1,7 +1,7 @@
 // --max-concurrent-forwards under a random-subdomain flood with an upstream that never answers:
 // the flood beyond the cap gets SERVFAIL at once (within --overflow-servfails-per-second, the
 // rest dropped), cluster names keep being answered, and the forwards held open never exceed the cap.
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { createSocket } from 'node:dgram';
 import { once } from 'node:events';
@@ -11,22 +11,21 @@ import { eventually, startCluster, waitSynced } from './integration-helpers.js';
 
 const metric = (body: string, name: string): number => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(body)?.[1] ?? NaN);
 
-test('a flood of unique external names with a silent upstream: SERVFAIL beyond the cap at once, cluster names still answered', async (t) => {
+/**
+ * kube-dns with `args`, forwarding to an upstream that never answers, one service (web.default),
+ * and a client socket: send(id, name) asks A for name, replies maps id → rcode and arrival time.
+ */
+async function floodRig(t: TestContext, args: string[], forwardTimeoutMs: number) {
   const silent = await startTestDnsServer({ handler: () => 'drop' });
   t.after(() => silent.close());
-  const CAP = 50;
-  const FLOOD = 1500;
   const c = await startCluster({
-    // a reply budget above the flood: every query over the cap is answered (the next test drops)
-    args: [`--max-concurrent-forwards=${CAP}`, '--overflow-servfails-per-second=100000'],
-    // long enough that any reply seen within it can only come from the cap, not a timeout
-    forwardTimeoutMs: 60_000,
+    args,
+    forwardTimeoutMs,
     configFiles: { upstreamNameservers: JSON.stringify([`127.0.0.1:${silent.port}`]) },
     seed: (api) => api.upsert('services', clusterIPService('default', 'web', ['10.0.0.80'])),
   });
   t.after(() => c.stop());
   await waitSynced(c);
-
   const sock = createSocket('udp4');
   t.after(() => sock.close());
   sock.bind(0, '127.0.0.1');
@@ -40,6 +39,15 @@ test('a flood of unique external names with a silent upstream: SERVFAIL beyond t
     q.writeUInt16BE(id, 0);
     sock.send(q, c.server.port, c.server.host);
   };
+  return { c, silent, replies, send };
+}
+
+test('a flood of unique external names with a silent upstream: SERVFAIL beyond the cap at once, cluster names still answered', async (t) => {
+  const CAP = 50;
+  const FLOOD = 1500;
+  // a reply budget above the flood: every query over the cap is answered (the next test drops);
+  // a forward timeout long enough that any reply seen within it can only come from the cap
+  const { c, silent, replies, send } = await floodRig(t, [`--max-concurrent-forwards=${CAP}`, '--overflow-servfails-per-second=100000'], 60_000);
 
   // the flood, in bursts of 100, interleaved with a cluster name every burst (ids 60000+)
   const started = Date.now();
@@ -76,30 +84,10 @@ test('a flood of unique external names with a silent upstream: SERVFAIL beyond t
 });
 
 test('over the cap, a flood gets at most --overflow-servfails-per-second SERVFAILs and the rest no reply; the budget refills', async (t) => {
-  const silent = await startTestDnsServer({ handler: () => 'drop' });
-  t.after(() => silent.close());
   const CAP = 20;
   const BUDGET = 100;
-  const c = await startCluster({
-    args: [`--max-concurrent-forwards=${CAP}`, `--overflow-servfails-per-second=${BUDGET}`],
-    forwardTimeoutMs: 10_000, // the forwards stay in flight through the whole test
-    configFiles: { upstreamNameservers: JSON.stringify([`127.0.0.1:${silent.port}`]) },
-    seed: (api) => api.upsert('services', clusterIPService('default', 'web', ['10.0.0.80'])),
-  });
-  t.after(() => c.stop());
-  await waitSynced(c);
-
-  const sock = createSocket('udp4');
-  t.after(() => sock.close());
-  sock.bind(0, '127.0.0.1');
-  await once(sock, 'listening');
-  const replies = new Map<number, number>();
-  sock.on('message', (m) => m.length >= 12 && replies.set(m.readUInt16BE(0), m.readUInt16BE(2) & 0xf));
-  const send = (id: number, name: string): void => {
-    const q = buildQuery({ name, type: 'A' });
-    q.writeUInt16BE(id, 0);
-    sock.send(q, c.server.port, c.server.host);
-  };
+  // the forwards stay in flight through the whole test
+  const { c, replies, send } = await floodRig(t, [`--max-concurrent-forwards=${CAP}`, `--overflow-servfails-per-second=${BUDGET}`], 10_000);
   const flood = (from: number, n: number): void => {
     for (let j = from; j < from + n; j++) send(j, `d${j}-${Math.random().toString(36).slice(2)}.flood.example`);
   };
@@ -108,10 +96,10 @@ test('over the cap, a flood gets at most --overflow-servfails-per-second SERVFAI
   const started = performance.now();
   flood(1, 1000);
   send(60_000, 'web.default.svc.cluster.local');
-  await eventually(async () => assert.equal(replies.get(60_000), 0, 'a cluster name asked during the flood is answered'), 5000);
+  await eventually(async () => assert.equal(replies.get(60_000)?.rcode, 0, 'a cluster name asked during the flood is answered'), 5000);
   await new Promise((r) => setTimeout(r, 300));
   const within = performance.now() - started;
-  const servfails = [...replies].filter(([id, rc]) => id <= 1000 && rc === 2).length;
+  const servfails = [...replies].filter(([id, r]) => id <= 1000 && r.rcode === 2).length;
   // a token bucket (server/reply-budget.ts): a tenth of a second's worth at once, then BUDGET a
   // second over however long the flood took
   const most = BUDGET / 10 + Math.ceil((BUDGET * within) / 1000);
@@ -126,7 +114,7 @@ test('over the cap, a flood gets at most --overflow-servfails-per-second SERVFAI
   // a moment later the bucket has refilled: a tenth of a second's worth is answered again
   await new Promise((r) => setTimeout(r, 200));
   flood(2001, BUDGET / 10);
-  await eventually(async () => assert.equal([...replies].filter(([id, rc]) => id > 2000 && rc === 2).length, BUDGET / 10), 5000);
+  await eventually(async () => assert.equal([...replies].filter(([id, r]) => id > 2000 && r.rcode === 2).length, BUDGET / 10), 5000);
   t.diagnostic(`1000 over a cap of ${CAP} in ${Math.round(within)} ms: ${answered} SERVFAIL, ${dropped} dropped`);
 });
 
