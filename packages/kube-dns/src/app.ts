@@ -316,6 +316,7 @@ export async function startKubeDns(o: KubeDnsOptions, x: StartExtras): Promise<K
       clearInterval(syncWarn);
       transfer?.stop();
       await Promise.all([udp.close(), tcp.close()]);
+      forwarder.close();
       await sync?.stop();
       await source?.stop();
       events.close();

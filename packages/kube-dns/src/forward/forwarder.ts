@@ -8,6 +8,7 @@ import { LogLimiter } from './log-limiter.js';
 import { LOOP_PROBE_SUFFIX, LoopProbes } from './loop-detect.js';
 import { matchStubDomain } from './upstreams.js';
 import { DROP, ReplyBudget } from '../server/reply-budget.js';
+import { UpstreamSockets } from './upstream-sockets.js';
 
 export interface ForwardStats {
   /** server "ip:port" → counts, and whether its last exchange failed */
@@ -59,6 +60,14 @@ export class Forwarder {
   constructor(private readonly opts: ForwarderOptions) {
     this.maxConcurrent = opts.maxConcurrent ?? 1000;
     this.overflow = new ReplyBudget(opts.overflowRepliesPerSecond ?? 1000);
+  }
+
+  /** UDP to upstream and stub servers: a few long-lived sockets per server (upstream-sockets.ts). */
+  private readonly sockets = new UpstreamSockets();
+
+  /** Closes the upstream sockets; forwards still waiting fail (shutdown). */
+  close(): void {
+    this.sockets.close();
   }
 
   /** Queries refused because `maxConcurrent` forwards were in flight (answered or dropped). */
@@ -172,7 +181,9 @@ export class Forwarder {
       // a fresh random ID towards the upstream: the client's ID is predictable to an off-path spoofer
       out.writeUInt16BE(randomInt(0, 65536), 0);
       try {
-        const reply = await exchange({ host: s.host, port: s.port }, out, transport, this.opts.timeoutMs ?? 2000);
+        const server = { host: s.host, port: s.port };
+        const timeoutMs = this.opts.timeoutMs ?? 2000;
+        const reply = transport === 'udp' ? await this.sockets.exchange(server, out, timeoutMs) : await exchange(server, out, transport, timeoutMs);
         reply.writeUInt16BE(clientId, 0);
         if ((reply.readUInt16BE(2) & 0xf) === RCODE_SERVFAIL) {
           this.failed(key, st, 'answered SERVFAIL', lname);

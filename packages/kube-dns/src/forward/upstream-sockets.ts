@@ -1,0 +1,208 @@
+// UDP exchanges with upstream servers over a few long-lived sockets per server, instead of a
+// socket per query.
+//
+// A socket per query costs socket(), bind(), connect() and close() every time: under a flood
+// of names to forward, the thousand forwards that fill --max-concurrent-forwards are created
+// in one burst and time out in another, and those bursts were most of what the well-behaved
+// clients still waited for (docs/reliability.md). dnsmasq keeps 64 sockets on random ports for
+// the same reason. What a socket per query gave is kept, but for 4 bits:
+//   - spoofing resistance: every socket is bound to its own random port and replaced after
+//     `usesPerSocket` queries, so the ports keep changing; every query gets a random ID not in
+//     use on its socket; a reply must carry the question asked (an off-path spoofer must guess
+//     port, ID and name). A forged reply now hits any of a server's 16 open ports rather than
+//     the one its query used: 4 bits of the ~31 a fresh port and an ID gave;
+//   - replies only from the server asked: each socket is connected to its server (the kernel
+//     drops datagrams from any other address);
+//   - a refused server fails at once: a connected socket hears the ICMP port unreachable
+//     (ECONNREFUSED), which fails every exchange waiting on that socket and retires it.
+import { randomInt } from 'node:crypto';
+import { createSocket, type Socket } from 'node:dgram';
+import { isIP } from 'node:net';
+import { DnsTimeoutError, type Server } from '@kube-dns/dns-client';
+
+interface Pending {
+  resolve: (reply: Buffer) => void;
+  reject: (e: Error) => void;
+  timer: NodeJS.Timeout;
+  /** The question section as sent (bytes 12 to the end of the first question). */
+  question: Buffer;
+}
+
+interface Slot {
+  sock: Socket;
+  pending: Map<number, Pending>;
+  uses: number;
+  /** Out of the pool: closed as soon as nothing waits on it. */
+  retired: boolean;
+  /** Sends waiting for connect() to finish (a socket still connecting cannot send); undefined once connected. */
+  queue: (() => void)[] | undefined;
+}
+
+export interface UpstreamSocketsOptions {
+  /** Sockets per server at most. Default 16. */
+  perServer?: number;
+  /** Queries a socket carries before it is replaced by one on a new random port. Default 100. */
+  usesPerSocket?: number;
+}
+
+const fmt = (s: Server) => (isIP(s.host) === 6 ? `[${s.host}]:${s.port}` : `${s.host}:${s.port}`);
+
+/** Bytes 12 up to the end of the first question, or undefined when the message has none. */
+function questionOf(msg: Buffer): Buffer | undefined {
+  if (msg.length < 12 || msg.readUInt16BE(4) === 0) return undefined;
+  let i = 12;
+  while (i < msg.length && msg[i] !== 0) {
+    if ((msg[i]! & 0xc0) !== 0) return undefined; // no compression in a question we sent
+    i += msg[i]! + 1;
+  }
+  return i + 5 <= msg.length ? msg.subarray(12, i + 5) : undefined;
+}
+
+/** The reply's first question equals `q`, letters compared without case (servers may change it). */
+function sameQuestion(reply: Buffer, q: Buffer): boolean {
+  if (reply.length < 12 + q.length || reply.readUInt16BE(4) === 0) return false;
+  for (let k = 0; k < q.length; k++) {
+    const a = reply[12 + k]!;
+    const b = q[k]!;
+    if (a !== b && (a | 0x20) !== (b | 0x20)) return false;
+  }
+  return true;
+}
+
+export class UpstreamSockets {
+  private readonly byServer = new Map<string, Slot[]>();
+  private readonly perServer: number;
+  private readonly usesPerSocket: number;
+  /** Sockets opened so far (tests, metrics). */
+  opened = 0;
+
+  constructor(o: UpstreamSocketsOptions = {}) {
+    this.perServer = o.perServer ?? 16;
+    this.usesPerSocket = o.usesPerSocket ?? 100;
+  }
+
+  /** Sends `message` (its ID replaced) and resolves with the reply, as dns-client's exchange does over UDP. */
+  exchange(server: Server, message: Buffer, timeoutMs: number): Promise<Buffer> {
+    const question = questionOf(message);
+    if (!question) return Promise.reject(new Error('not a query with a question'));
+    const slot = this.slotFor(server);
+    slot.uses++;
+    let id = randomInt(0, 65536);
+    while (slot.pending.has(id)) id = randomInt(0, 65536);
+    const out = Buffer.from(message);
+    out.writeUInt16BE(id, 0);
+    return new Promise<Buffer>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        slot.pending.delete(id);
+        this.release(slot);
+        reject(new DnsTimeoutError(server, 'udp', timeoutMs));
+      }, timeoutMs);
+      slot.pending.set(id, { resolve, reject, timer, question });
+      const fail = (err: Error) => {
+        const p = slot.pending.get(id);
+        if (!p) return;
+        slot.pending.delete(id);
+        clearTimeout(p.timer);
+        this.release(slot);
+        reject(err);
+      };
+      const send = () => {
+        if (!slot.pending.has(id)) return; // failed or timed out while the socket was connecting
+        try {
+          slot.sock.send(out, (err) => err && fail(err));
+        } catch (e) {
+          fail(e as Error);
+        }
+      };
+      if (slot.queue) slot.queue.push(send);
+      else send();
+      // replaced after its share of queries: the next one gets a new random port
+      if (slot.uses >= this.usesPerSocket) this.retire(server, slot);
+    });
+  }
+
+  /** Closes every socket; exchanges still waiting fail. */
+  close(): void {
+    for (const [, slots] of this.byServer) for (const s of slots) this.fail(s, new Error('forwarding stopped'));
+    this.byServer.clear();
+  }
+
+  private key(s: Server): string {
+    return fmt(s);
+  }
+
+  private slotFor(server: Server): Slot {
+    const key = this.key(server);
+    let slots = this.byServer.get(key);
+    if (!slots) this.byServer.set(key, (slots = []));
+    if (slots.length < this.perServer) {
+      const slot = this.open(server);
+      slots.push(slot);
+      return slot;
+    }
+    return slots[randomInt(0, slots.length)]!;
+  }
+
+  private open(server: Server): Slot {
+    // bound by connect() to a port the kernel picks at random (Linux randomizes ephemeral ports)
+    const sock = createSocket(isIP(server.host) === 6 ? 'udp6' : 'udp4');
+    const slot: Slot = { sock, pending: new Map(), uses: 0, retired: false, queue: [] };
+    this.opened++;
+    sock.on('message', (msg) => {
+      if (msg.length < 12) return;
+      const id = msg.readUInt16BE(0);
+      const p = slot.pending.get(id);
+      if (!p || !sameQuestion(msg, p.question)) return;
+      slot.pending.delete(id);
+      clearTimeout(p.timer);
+      p.resolve(msg);
+      this.release(slot);
+    });
+    sock.on('error', (e) => {
+      // Node says "recvmsg ECONNREFUSED" without the peer; say which server refused
+      if (!e.message.includes(fmt(server))) e.message = `${e.message} ${fmt(server)}`;
+      this.retire(server, slot);
+      this.fail(slot, e);
+    });
+    sock.connect(server.port, server.host, () => {
+      const queued = slot.queue ?? [];
+      slot.queue = undefined;
+      for (const send of queued) send();
+    });
+    // an idle pool must not keep the process alive: the exchanges' timers do while they wait
+    sock.unref();
+    return slot;
+  }
+
+  /** Takes the slot out of the pool; it closes once nothing waits on it. */
+  private retire(server: Server, slot: Slot): void {
+    if (slot.retired) return;
+    slot.retired = true;
+    const slots = this.byServer.get(this.key(server));
+    const i = slots?.indexOf(slot) ?? -1;
+    if (i >= 0) slots!.splice(i, 1);
+    this.release(slot);
+  }
+
+  private release(slot: Slot): void {
+    if (slot.retired && slot.pending.size === 0) {
+      slot.pending.clear();
+      try {
+        slot.sock.close();
+      } catch {
+        /* already closed */
+      }
+    }
+  }
+
+  private fail(slot: Slot, e: Error): void {
+    const waiting = [...slot.pending.values()];
+    slot.pending.clear();
+    slot.retired = true;
+    for (const p of waiting) {
+      clearTimeout(p.timer);
+      p.reject(e);
+    }
+    this.release(slot);
+  }
+}
