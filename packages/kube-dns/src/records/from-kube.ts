@@ -8,10 +8,28 @@ import type { EndpointSliceInfo, PodInfo, PortInfo, Protocol, ServiceInfo } from
 const TOLERATE_UNREADY = 'service.alpha.kubernetes.io/tolerate-unready-endpoints';
 export const SERVICE_NAME_LABEL = 'kubernetes.io/service-name';
 
+/**
+ * Port lists, one frozen array per distinct list: most Services and slices of a cluster share a
+ * handful (`http/80/TCP`), and an array with its PortInfo objects is about 100 bytes a Service.
+ * Records are never mutated (zone.ts), so sharing is safe; freezing makes it so. Bounded: past
+ * MAX_SHARED_PORT_LISTS distinct lists, new ones are kept unshared.
+ */
+const sharedPortLists = new Map<string, readonly PortInfo[]>();
+const MAX_SHARED_PORT_LISTS = 10_000;
+const NO_PORTS: readonly PortInfo[] = Object.freeze([]);
+
 function ports(list: { name?: string; port?: number; protocol?: string }[] | undefined): PortInfo[] {
-  return (list ?? [])
+  if (!list || list.length === 0) return NO_PORTS as PortInfo[];
+  const out = list
     .filter((p) => typeof p.port === 'number')
-    .map((p) => ({ name: (p.name ?? '').toLowerCase(), port: p.port!, protocol: ((p.protocol ?? 'TCP').toUpperCase() as Protocol) }));
+    .map((p) => ({ name: (p.name ?? '').toLowerCase(), port: p.port!, protocol: (p.protocol ?? 'TCP').toUpperCase() as Protocol }));
+  const key = out.map((p) => [p.name, p.port, p.protocol].join('/')).join(',');
+  const shared = sharedPortLists.get(key);
+  if (shared) return shared as PortInfo[];
+  if (sharedPortLists.size >= MAX_SHARED_PORT_LISTS) return out;
+  out.forEach((p) => Object.freeze(p));
+  sharedPortLists.set(key, Object.freeze(out));
+  return out;
 }
 
 function ips(list: (string | undefined)[]): string[] {
