@@ -71,3 +71,15 @@ test('a refused server fails at once, naming it; a silent one times out', async 
   t.after(() => silent.close());
   await assert.rejects(pool.exchange({ host: '127.0.0.1', port: silent.port }, buildQuery({ name: 'b.example.org', type: 'A' }), 200), /no reply from 127\.0\.0\.1:\d+ over udp within 200 ms/);
 });
+
+test('close() fails every exchange still waiting, on sockets in the pool and on retired ones', async (t) => {
+  const silent = await rawServer(() => undefined);
+  t.after(() => silent.close());
+  // one socket, replaced after 2 queries: the first socket is retired with two exchanges waiting
+  const pool = new UpstreamSockets({ perServer: 1, usesPerSocket: 2 });
+  const waiting = [0, 1, 2].map((i) => pool.exchange({ host: '127.0.0.1', port: silent.port }, buildQuery({ name: `w${i}.example.org`, type: 'A' }), 60_000));
+  pool.close();
+  const results = await Promise.allSettled(waiting);
+  assert.deepEqual(results.map((r) => r.status === 'rejected' && /forwarding stopped/.test(String(r.reason))), [true, true, true]);
+  assert.equal(pool.opened, 2);
+});

@@ -71,6 +71,8 @@ function sameQuestion(reply: Buffer, q: Buffer): boolean {
 
 export class UpstreamSockets {
   private readonly byServer = new Map<string, Slot[]>();
+  /** Every socket not closed yet, retired ones still waiting for replies included (close()). */
+  private readonly live = new Set<Slot>();
   private readonly perServer: number;
   private readonly usesPerSocket: number;
   /** Sockets opened so far (tests, metrics). */
@@ -123,7 +125,7 @@ export class UpstreamSockets {
 
   /** Closes every socket; exchanges still waiting fail. */
   close(): void {
-    for (const [, slots] of this.byServer) for (const s of slots) this.fail(s, new Error('forwarding stopped'));
+    for (const s of [...this.live]) this.fail(s, new Error('forwarding stopped'));
     this.byServer.clear();
   }
 
@@ -148,6 +150,7 @@ export class UpstreamSockets {
     const sock = createSocket(isIP(server.host) === 6 ? 'udp6' : 'udp4');
     const slot: Slot = { sock, pending: new Map(), uses: 0, retired: false, queue: [] };
     this.opened++;
+    this.live.add(slot);
     sock.on('message', (msg) => {
       if (msg.length < 12) return;
       const id = msg.readUInt16BE(0);
@@ -185,8 +188,7 @@ export class UpstreamSockets {
   }
 
   private release(slot: Slot): void {
-    if (slot.retired && slot.pending.size === 0) {
-      slot.pending.clear();
+    if (slot.retired && slot.pending.size === 0 && this.live.delete(slot)) {
       try {
         slot.sock.close();
       } catch {
