@@ -5,11 +5,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { clusterIPService, freePort, startFakeApiServer } from '@kube-dns/testkit';
+import { clusterIPService, freePort, loadReporter, startFakeApiServer } from '@kube-dns/testkit';
 
 const BIN = fileURLToPath(new URL('../../bin/kube-dns.js', import.meta.url));
 
@@ -24,14 +21,10 @@ async function until<T>(what: string, f: () => Promise<T | undefined>, ms: numbe
 }
 
 test('a serving kube-dns has loaded none of the modules held back until first use', async (t) => {
-  const dir = await mkdtemp(join(tmpdir(), 'kube-dns-lazy-'));
-  t.after(() => rm(dir, { recursive: true, force: true }));
-  const report = join(dir, 'loaded.json');
-  const preload = join(dir, 'report.cjs');
-  await writeFile(
-    preload,
-    `process.on('SIGUSR2', () => require('node:fs').writeFileSync(${JSON.stringify(report)}, JSON.stringify({ lazy: globalThis[Symbol.for('kube-dns.lazy-loaded')] ?? [], builtins: process.moduleLoadList })));\n`,
-  );
+  // preloaded into kube-dns's process: on SIGUSR2, what it loaded
+  const reporter = await loadReporter();
+  t.after(() => reporter.close());
+  const preload = reporter.preload;
   const api = await startFakeApiServer();
   t.after(() => api.close());
   api.upsert('services', clusterIPService('default', 'web', ['10.0.0.80']));
@@ -62,8 +55,7 @@ test('a serving kube-dns has loaded none of the modules held back until first us
     assert.match(m.body, /^kubedns_dns_requests_total|^# HELP kubedns_/m);
   }
 
-  child.kill('SIGUSR2');
-  const loaded = await until('the load report', async () => JSON.parse(await readFile(report, 'utf8')) as { lazy: string[]; builtins: string[] }, 10_000);
+  const loaded = await reporter.read(child);
   assert.ok(loaded.builtins.includes('NativeModule http'), 'the report is the real one (http serves the endpoints)');
   assert.deepEqual(loaded.lazy, [], 'no module held back until first use was loaded');
 });

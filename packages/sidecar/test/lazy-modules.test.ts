@@ -5,25 +5,17 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freePort, startTestDnsServer } from '@kube-dns/testkit';
+import { freePort, loadReporter, startTestDnsServer } from '@kube-dns/testkit';
 import { getHealth, scrape, waitFor } from './helpers.js';
 
 const BIN = fileURLToPath(new URL('../../bin/sidecar.js', import.meta.url));
 
 test('a serving sidecar has loaded none of the modules held back: no Pushgateway, mime-types, https, tls or zlib', async (t) => {
-  const dir = await mkdtemp(join(tmpdir(), 'sidecar-lazy-'));
-  t.after(() => rm(dir, { recursive: true, force: true }));
-  // preloaded into the sidecar's process: on SIGUSR2, the list of node's own modules it loaded
-  const report = join(dir, 'modules.json');
-  const preload = join(dir, 'report.cjs');
-  await writeFile(
-    preload,
-    `process.on('SIGUSR2', () => require('node:fs').writeFileSync(${JSON.stringify(report)}, JSON.stringify({ lazy: globalThis[Symbol.for('kube-dns.lazy-loaded')] ?? [], builtins: process.moduleLoadList })));\n`,
-  );
+  // preloaded into the sidecar's process: on SIGUSR2, what it loaded
+  const reporter = await loadReporter();
+  t.after(() => reporter.close());
+  const preload = reporter.preload;
   const server = await startTestDnsServer({ answerIp: '10.0.0.10' });
   t.after(() => server.close());
   const port = await freePort();
@@ -36,12 +28,7 @@ test('a serving sidecar has loaded none of the modules held back: no Pushgateway
   await waitFor('/healthcheck/kubedns to answer 200', async () => (await getHealth(port, 'kubedns')).status === 200, 15_000, 100);
   const { text } = await scrape(port);
   assert.match(text, /^kubedns_probe_kubedns_latency_ms_bucket/m, 'metrics served');
-  child.kill('SIGUSR2');
-  // the file appears once the signal is handled: until then, keep waiting (undefined)
-  const loaded = await waitFor('the module list', async () => {
-    const text = await readFile(report, 'utf8').catch(() => undefined);
-    return text === undefined ? undefined : (JSON.parse(text) as { lazy: string[]; builtins: string[] });
-  }, 10_000, 50);
+  const loaded = await reporter.read(child);
   assert.ok(loaded.builtins.includes('NativeModule http'), 'the list is the real one (http serves /metrics)');
   for (const m of ['https', 'tls', 'zlib']) assert.ok(!loaded.builtins.includes(`NativeModule ${m}`), `${m} is not loaded`);
   assert.deepEqual(loaded.lazy, [], 'none of the modules held back until first use (mime-types, the Pushgateway, body-parser) was loaded');

@@ -5,3 +5,4 @@ export * from './fake-apiserver/index.js';
 export * from './fixtures.js';
 export * from './bind-pair.js';
 export * from './named.js';
+export * from './load-report.js';
