@@ -54,7 +54,7 @@ export function drawSvg(all) {
   const series = [
     { label: `kube-dns (${d.latency.seconds} s)`, r: d.latency.kubedns, fill: COLORS.kubedns },
     { label: `ceiling (${d.latency.seconds} s)`, r: d.latency.ceiling, fill: COLORS.ref },
-    { label: `kube-dns${d.abuse.wildcardsFlag ? ' --wildcards' : ''}, churn, no abuser (${d.abuse.seconds} s)`, r: d.abuse.without, fill: '#63b3ed' },
+    { label: `kube-dns${d.abuse.wildcardsFlag ? ' --wildcards' : ''}, churn, no abuser (median of ${d.abuse.pairs ?? 1} × ${d.abuse.seconds} s)`, r: d.abuse.without, fill: '#63b3ed' },
     { label: 'the same with the abuser at 100 qps', r: d.abuse.with, fill: COLORS.abuse },
   ].filter((s) => s.r);
   const all_ = series.flatMap((s) => [s.r.p50Ms, s.r.p99Ms, s.r.p999Ms]).filter((v) => v > 0);

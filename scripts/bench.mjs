@@ -24,8 +24,8 @@ const root = new URL('..', import.meta.url).pathname;
 const quick = process.argv.includes('--quick');
 // Seconds per run. The full bench takes about 10 minutes on 2 cores; --quick about 2.
 const T = quick
-  ? { warm: 2, tput: 3, rounds: 1, fixed: 10, abuse: 8, pod: 3 }
-  : { warm: 3, tput: 8, rounds: 2, fixed: 60, abuse: 30, pod: 8 };
+  ? { warm: 2, tput: 3, rounds: 1, fixed: 10, abuse: 3, abusePairs: 3, pod: 3 }
+  : { warm: 3, tput: 8, rounds: 2, fixed: 60, abuse: 10, abusePairs: 3, pod: 8 };
 const say = (s = '') => process.stdout.write(`${s}\n`);
 
 async function kubeDnsHelp() {
@@ -151,6 +151,10 @@ function latencyGoal(goal, r, ref, key, limit, refName, note = '') {
   if (ref[key] >= TIMEOUT_S * 1000) return { goal, met: null, detail: `${detail}; ${refName} lost queries (${ref.timeouts} timed out), so its percentile is no reference` };
   return { goal, value: ratio(r[key], ref[key]), limit, met: r[key] <= limit * ref[key], detail };
 }
+/** The run whose p99 is the median of the runs (the upper one of an even count). */
+const medianRun = (rs) => [...rs].sort((a, b) => a.p99Ms - b.p99Ms)[Math.floor(rs.length / 2)];
+/** The abuser's counts over several runs: sums, and the largest replies. */
+const sumAbuse = (a, b) => (a ? Object.fromEntries(Object.keys(b).map((k) => [k, k.startsWith('max') ? Math.max(a[k], b[k]) : a[k] + b[k]])) : b);
 const fmt = (n) => (n === undefined || Number.isNaN(n) ? 'n/a' : Math.round(n).toLocaleString('en-US'));
 const ratio = (a, b) => +(a / b).toFixed(2);
 function line(label, r) {
@@ -264,23 +268,35 @@ async function main() {
     await dnsperf(kda.port, await files.mix(), { seconds: T.warm });
     let k = 0;
     const churn = setInterval(() => churnOne(api, k++), 200);
-    let base, abused, abuseStats;
+    // Without and with the abuser in alternating pairs of runs, judged on the median p99 of each
+    // side: on a shared 2-core machine a single hiccup of the host (tens of ms) lands in one run
+    // at random, and one long run per side let that decide the verdict either way.
+    const runs = { without: [], with: [] };
+    let abuseStats;
     try {
-      base = await dnsperf(kda.port, await files.mix(), { seconds: T.abuse, qps: rate });
-      line('normal clients alone', base);
-      const abuse = await startAbuse(kda.port, 100);
-      try {
-        abused = await dnsperf(kda.port, await files.mix(), { seconds: T.abuse, qps: rate });
-      } finally {
-        abuseStats = await abuse.stop();
+      for (let pair = 0; pair < T.abusePairs; pair++) {
+        const alone = await dnsperf(kda.port, await files.mix(), { seconds: T.abuse, qps: rate });
+        line(`normal clients alone (${pair + 1})`, alone);
+        const abuse = await startAbuse(kda.port, 100);
+        let abused;
+        try {
+          abused = await dnsperf(kda.port, await files.mix(), { seconds: T.abuse, qps: rate });
+        } finally {
+          abuseStats = sumAbuse(abuseStats, await abuse.stop());
+        }
+        line(`normal clients with the abuser (${pair + 1})`, abused);
+        runs.without.push(alone);
+        runs.with.push(abused);
       }
-      line('normal clients with the abuser', abused);
       say(`  abuser: ${abuseStats.udpSent} UDP and ${abuseStats.tcpSent} TCP queries, ${abuseStats.udpReplies} + ${abuseStats.tcpReplies} replies, ${abuseStats.truncated} truncated, largest UDP ${abuseStats.maxUdpBytes} B, TCP ${abuseStats.maxTcpBytes} B, TCP connections lost ${abuseStats.tcpErrors}`);
     } finally {
       clearInterval(churn);
     }
     await stop(kda.p);
-    out.abuse = { rate, seconds: T.abuse, wildcardsFlag, churnEveryMs: 200, without: base, with: abused, abuser: abuseStats };
+    const base = medianRun(runs.without);
+    const abused = medianRun(runs.with);
+    say(`  median p99: ${base.p99Ms} ms alone, ${abused.p99Ms} ms with the abuser (${ratio(abused.p99Ms, base.p99Ms)}x)`);
+    out.abuse = { rate, seconds: T.abuse, pairs: T.abusePairs, wildcardsFlag, churnEveryMs: 200, without: base, with: abused, runs, abuser: abuseStats };
 
     // --- the pod: dnsmasq in front (nanny, sidecar, the manifest's arguments) vs a bare dnsmasq
     say('\nthe pod: repeated external names answered from dnsmasq\'s cache:');
@@ -315,7 +331,7 @@ async function main() {
       eventLoop.exported && eventLoop.maxMs !== undefined
         ? { goal: `no event-loop stall over 5 ms (${T.fixed} s run)`, value: eventLoop.maxMs, unit: ' ms', limit: 5, met: eventLoop.maxMs < 5, detail: `max ${eventLoop.maxMs} ms` }
         : { goal: `no event-loop stall over 5 ms (${T.fixed} s run)`, met: null, detail: 'not exported by this build' },
-      latencyGoal('abuse: p99 of normal clients <= 2x without the abuser', abused, base, 'p99Ms', 2, 'the run without the abuser', wildcardsFlag ? ', --wildcards' : ''),
+      latencyGoal('abuse: median p99 of normal clients <= 2x without the abuser', abused, base, 'p99Ms', 2, 'the median run without the abuser', wildcardsFlag ? ', --wildcards' : ''),
     ];
     out.goals = goals;
     say('\ngoals:');
