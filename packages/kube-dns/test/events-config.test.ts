@@ -2,7 +2,7 @@
 // the testkit's fake API server: what `kubectl get events` shows an operator after an edit.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { writeFile } from 'node:fs/promises';
+import { rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { datas } from '@kube-dns/dns-client';
 import { startTestDnsServer, type KubeObject } from '@kube-dns/testkit';
@@ -20,13 +20,24 @@ async function waitEvent(c: Cluster, reason: string, pred: (e: Ev) => boolean = 
   return found!;
 }
 
+/**
+ * Replaces a ConfigMap key at once, as the kubelet does (it swaps a symlink): a plain writeFile
+ * truncates first, and a reload that reads the empty file in between sees the key removed (an
+ * extra "defaults" ConfigApplied that once failed this test). Dot files are not keys.
+ */
+async function replaceKey(dir: string, key: string, content: string): Promise<void> {
+  const tmp = join(dir, `.${key}.tmp`);
+  await writeFile(tmp, content);
+  await rename(tmp, join(dir, key));
+}
+
 test('a rejected ConfigMap edit is a Warning InvalidConfig Event on the ConfigMap naming the key and the error; a good one a Normal ConfigApplied', async (t) => {
   const c = await startCluster();
   t.after(() => c.stop());
   await waitSynced(c);
   assert.deepEqual(events(c), [], 'the first load reports nothing');
 
-  await writeFile(join(c.configDir, 'upstreamNameservers'), '["1.1.1.1", "2.2.2.2", "3.3.3.3", "4.4.4.4"]');
+  await replaceKey(c.configDir, 'upstreamNameservers', '["1.1.1.1", "2.2.2.2", "3.3.3.3", "4.4.4.4"]');
   const bad = await waitEvent(c, 'InvalidConfig');
   assert.equal(bad.type, 'Warning');
   assert.deepEqual(
@@ -37,22 +48,22 @@ test('a rejected ConfigMap edit is a Warning InvalidConfig Event on the ConfigMa
   assert.equal(bad.source.component, 'kube-dns');
   assert.equal(bad.count, 1);
 
-  await writeFile(join(c.configDir, 'upstreamNameservers'), '["1.1.1.1"]');
+  await replaceKey(c.configDir, 'upstreamNameservers', '["1.1.1.1"]');
   const ok = await waitEvent(c, 'ConfigApplied');
   assert.equal(ok.type, 'Normal');
   assert.match(ok.message, /applied the ConfigMap \(upstreamNameservers\)/);
   assert.equal(ok.involvedObject['name'], 'kube-dns');
 });
 
+
 test('the same mistake made again bumps the count of one Event (PATCH) instead of adding another', async (t) => {
   const c = await startCluster();
   t.after(() => c.stop());
   await waitSynced(c);
-  const file = join(c.configDir, 'stubDomains');
   for (let round = 1; round <= 3; round++) {
-    await writeFile(file, '{"acme.local": ["not-an-ip:99999"]}');
+    await replaceKey(c.configDir, 'stubDomains', '{"acme.local": ["not-an-ip:99999"]}');
     await waitEvent(c, 'InvalidConfig', (e) => e.count === round);
-    await writeFile(file, `{"acme.local": ["10.0.0.${round}"]}`);
+    await replaceKey(c.configDir, 'stubDomains', `{"acme.local": ["10.0.0.${round}"]}`);
     await waitEvent(c, 'ConfigApplied', (e) => e.message.includes('stubDomains') && events(c, 'ConfigApplied').length === round);
   }
   const invalid = events(c, 'InvalidConfig');
