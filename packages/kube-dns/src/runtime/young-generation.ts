@@ -13,8 +13,8 @@
 // measured) gives V8 the chance to apply its own rule. V8 judges the allocation rate over its last
 // 5 s, so the flood still counts at the first quiet ticks; the space goes back to 1 MiB at about
 // the third, some 6 s after the flood. When traffic keeps the rate above V8's threshold, V8 keeps
-// the space and a forced scavenge is wasted: after three in a row the attempts back off, doubling
-// up to one a minute. Under load nothing happens: the loop is busy, and V8 scavenges on its own.
+// the space and a forced scavenge is wasted: after five in a row (10 s, twice V8's window) the
+// attempts back off, doubling up to one a minute. Under load nothing happens: the loop is busy, and V8 scavenges on its own.
 import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import type { Logger } from '@kube-dns/config';
@@ -66,7 +66,7 @@ export function settleYoungGeneration(opts: YoungGenerationOptions = {}): () => 
     gc({ type: 'minor' });
     const after = newSpaceBytes();
     if (after < before) failures = 0;
-    else if (++failures >= 3) skip = Math.min(2 ** (failures - 3), 30);
+    else if (++failures >= 5) skip = Math.min(2 ** (failures - 5), 30);
     opts.log?.debug({ newSpaceBytes: before, after, busy }, 'quiet: young generation collected');
   }, everyMs);
   timer.unref();
