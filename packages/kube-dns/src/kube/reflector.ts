@@ -10,6 +10,7 @@ import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from '@kube-dns/config';
 import { LogLimiter } from '../forward/log-limiter.js';
+import { joinKey } from '../records/names.js';
 import { Backoff, type BackoffOptions } from './backoff.js';
 import { realClock, type Clock } from './clock.js';
 import { describeError, isGone, retryAfterMs } from './errors.js';
@@ -208,8 +209,8 @@ export class Reflector<T extends ObjectWithMeta> extends EventEmitter {
 
   private key(obj: ObjectWithMeta): string | undefined {
     const name = obj?.metadata?.name;
-    // joined, not a template: the key is kept for every object (records/names.ts, joinKey)
-    return name ? [obj.metadata?.namespace ?? '', name].join('/') : undefined;
+    // flat: the key is kept for every object (records/names.ts)
+    return name ? joinKey(obj.metadata?.namespace ?? '', name) : undefined;
   }
 
   private onWatchEvent(type: string, obj: WatchEventObject): void {

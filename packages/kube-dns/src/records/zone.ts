@@ -37,19 +37,22 @@ export interface ZoneStats {
   tombstones: number;
 }
 
+// The dependency keys, flat (joinKey): the zone keeps one per service, namespace and name it has
+// seen. Lookups (resolve/) get the same strings from the same functions.
+
 /** Dependency key of everything at or under a service name (ZoneReader). */
 export function serviceDep(namespace: string, name: string): string {
-  return `svc/${namespace}/${name}`;
+  return joinKey('svc', namespace, name);
 }
 
 /** Dependency key of `*.<ns>.svc.<zone>` wildcards: any service (or its slices) of the namespace. */
 export function namespaceDep(namespace: string): string {
-  return `ns/${namespace}`;
+  return joinKey('ns', namespace);
 }
 
 /** Dependency key of `<name>.*.svc.<zone>` wildcards: any service of that name, in any namespace. */
 export function nameDep(name: string): string {
-  return `name/${name}`;
+  return joinKey('name', name);
 }
 
 export class Zone implements ZoneWriter, ZoneReader {
@@ -327,15 +330,14 @@ export class Zone implements ZoneWriter, ZoneReader {
     this.gen++;
     const e = this.getService(namespace, name);
     if (e) e.memo = undefined;
-    // the keys serviceDep, namespaceDep and nameDep give, stored flat (joinKey)
-    const dep = joinKey('svc', namespace, name);
+    const dep = serviceDep(namespace, name);
     if (e || this.slicesByService.has(`${namespace}/${name}`)) this.deps.bump(dep, this.gen);
     else this.deps.bury(dep, this.gen);
     // what the wildcards over this namespace or this name depend on
-    const nsDep = joinKey('ns', namespace);
+    const nsDep = namespaceDep(namespace);
     if (this.services.has(namespace)) this.wildDeps.bump(nsDep, this.gen);
     else this.wildDeps.bury(nsDep, this.gen);
-    const byNameDep = joinKey('name', name);
+    const byNameDep = nameDep(name);
     if (this.namespacesByName.has(name)) this.wildDeps.bump(byNameDep, this.gen);
     else this.wildDeps.bury(byNameDep, this.gen);
   }

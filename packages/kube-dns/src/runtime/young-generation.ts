@@ -29,7 +29,7 @@ export interface YoungGenerationOptions {
   log?: Logger;
 }
 
-type Gc = (opts: { type: 'minor' | 'major' }) => void;
+type Gc = (opts: { type: 'minor' }) => void;
 
 /** V8's gc(), without --expose-gc on the command line (Node refuses that flag in NODE_OPTIONS). */
 function exposeGc(): Gc {
