@@ -37,8 +37,12 @@ async function kubeDnsHelp() {
 }
 
 // The ceiling: the least a Node UDP server can do per query, parse the question and answer it.
+// It sends as kube-dns's listener does (server/udp.ts): the reply address is handed back by a
+// synchronous lookup instead of dns.lookup's regular expression and next tick, about 13% of its
+// qps. A ceiling without that would be one kube-dns could beat by the trick alone.
 const CEILING = `
-const s = require('node:dgram').createSocket({ type: 'udp4', recvBufferSize: 4 * 1024 * 1024 }); // as kube-dns's
+const s = require('node:dgram').createSocket({ type: 'udp4', recvBufferSize: 4 * 1024 * 1024, // as kube-dns's
+  lookup: (address, family, callback) => callback(null, address, family) });
 s.on('message', (m, r) => {
   if (m.length < 12) return;
   let o = 12;

@@ -67,7 +67,8 @@ function fixture(n = 100) {
   };
 }
 
-async function startServer(opts: { synced?: boolean; upstreamPort?: number; n?: number; cacheBytes?: number } = {}) {
+async function startServer(opts: { synced?: boolean; upstreamPort?: number; n?: number; cacheBytes?: number; host?: string } = {}) {
+  const host = opts.host ?? '127.0.0.1';
   const fx = fixture(opts.n);
   const forwarder = new Forwarder({ log, timeoutMs: 300 });
   if (opts.upstreamPort) forwarder.setUpstreams([{ host: '127.0.0.1', port: opts.upstreamPort, family: 4, raw: '' }]);
@@ -80,9 +81,9 @@ async function startServer(opts: { synced?: boolean; upstreamPort?: number; n?: 
     // the UDP port picked may be taken on TCP by a parallel test's outgoing connection: retry
     udp = new UdpListener(handler, log);
     tcp = new TcpListener(handler, log, { idleTimeoutMs: 500 });
-    port = await udp.listen('127.0.0.1', 0);
+    port = await udp.listen(host, 0);
     try {
-      await tcp.listen('127.0.0.1', port);
+      await tcp.listen(host, port);
       break;
     } catch (e) {
       await udp.close(0);
@@ -92,7 +93,7 @@ async function startServer(opts: { synced?: boolean; upstreamPort?: number; n?: 
   return {
     fx,
     handler,
-    server: { host: '127.0.0.1', port },
+    server: { host, port },
     setSynced: (v: boolean) => (synced = v),
     stop: async () => {
       await udp.close();
@@ -100,6 +101,25 @@ async function startServer(opts: { synced?: boolean; upstreamPort?: number; n?: 
     },
   };
 }
+
+test('UDP replies go back to the address each query came from, IPv4 and IPv6, answered at once or forwarded', async (t) => {
+  // the listener hands reply addresses to send() through a lookup of its own (server/udp.ts)
+  const upstream = await startTestDnsServer({ answerIp: '192.0.2.7' });
+  t.after(() => upstream.close());
+  for (const host of ['127.0.0.1', '::1']) {
+    const s = await startServer({ host, upstreamPort: upstream.port });
+    t.after(s.stop);
+    for (let i = 0; i < 2; i++) {
+      // the second round comes from the response cache
+      const a = await query(s.server, { name: 'small.default.svc.cluster.local', type: 'A' });
+      assert.deepEqual(datas(a.packet.answers), ['10.0.0.1'], `${host}, round ${i}`);
+    }
+    const nx = await query(s.server, { name: 'nope.default.svc.cluster.local', type: 'A' });
+    assert.equal(nx.packet.rcode, 'NXDOMAIN', host);
+    const fwd = await query(s.server, { name: 'www.example.org', type: 'A' });
+    assert.deepEqual(datas(fwd.packet.answers), ['192.0.2.7'], host);
+  }
+});
 
 test('a UDP answer that does not fit 512 bytes is truncated with TC; TCP carries all of it', async (t) => {
   const s = await startServer();
