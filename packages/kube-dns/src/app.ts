@@ -83,7 +83,7 @@ function readResolvConf(path: string, log: Logger): Nameserver[] {
 
 export async function startKubeDns(o: KubeDnsOptions, x: StartExtras): Promise<KubeDnsInstance> {
   const { log } = x;
-  const zone = new Zone();
+  const zone = new Zone({ wildcards: o.wildcards });
   // --namespaces / --namespace-labels (zones/): which namespaces are served at all
   const zo = o.zones;
   const gate = zo.namespaceLabels ? new NamespaceGate(zone, zo.namespaceLabels, () => zone.bumpGeneration()) : undefined;

@@ -184,3 +184,19 @@ test('a zone answers for the zone name it is asked about (memo keyed by zone)', 
   assert.deepEqual(data(q(z, '1.0.1.10.in-addr.arpa', 'PTR'), 'PTR'), ['10-1-0-1.h.default.svc.cluster.local.']);
   assert.deepEqual(data(q(z, '1.0.1.10.in-addr.arpa', 'PTR', { zone: 'k8s.test' }), 'PTR'), ['10-1-0-1.h.default.svc.k8s.test.']);
 });
+
+test('without the wildcard indexes (no --wildcards) a zone answers the same, and wildcard lookups stay correct', () => {
+  const objects = [clusterIP('ns1', 'a', ['10.0.0.1']), clusterIP('ns2', 'a', ['10.0.0.2']), clusterIP('ns2', 'b', ['10.0.0.3'])];
+  const lean = new Zone({ wildcards: false });
+  const full = new Zone();
+  for (const z of [lean, full]) for (const s of objects) z.setService(s);
+  for (const name of ['a.ns1.svc.cluster.local', 'a.ns2.svc.cluster.local', 'b.ns1.svc.cluster.local', '2.0.0.10.in-addr.arpa', 'ns2.svc.cluster.local']) {
+    for (const type of ['A', 'PTR']) assert.deepEqual(summary(q(lean, name, type)), summary(q(full, name, type)), `${name} ${type}`);
+  }
+  // what nothing reads without --wildcards still gives right (if slower or coarser) answers
+  assert.deepEqual([...lean.servicesNamed('a')].map((e) => e.info.namespace).sort(), ['ns1', 'ns2']);
+  assert.deepEqual([...lean.servicesNamed('nosuch')], []);
+  const before = lean.depGeneration('name/b');
+  lean.setService(clusterIP('ns1', 'zzz', ['10.0.0.9'])); // another name: the coarse generation moves anyway
+  assert.ok(lean.depGeneration('name/b') > before);
+});

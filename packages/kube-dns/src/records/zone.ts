@@ -55,17 +55,27 @@ export function nameDep(name: string): string {
   return joinKey('name', name);
 }
 
+export interface ZoneOptions {
+  /**
+   * Keep the indexes only the legacy `*` wildcards read (--wildcards): the namespaces of every
+   * service name, and the generations of `ns/<ns>` and `name/<svc>`. Two more entries per
+   * Service; without them a wildcard dependency reads as the global generation and
+   * servicesNamed() walks the namespaces. Default true (the zone answers everything).
+   */
+  wildcards?: boolean;
+}
+
 export class Zone implements ZoneWriter, ZoneReader {
   private gen = 0;
   private readonly deps = new DepGenerations();
   /** Namespace and name dependencies of wildcards, apart so they never crowd the service ones. */
-  private readonly wildDeps = new DepGenerations();
+  private readonly wildDeps: DepGenerations | undefined;
   /** namespace → name → entry: the namespace level answers `<ns>.svc.<zone>` and wildcards. */
   private readonly services = new Map<string, Map<string, ServiceEntry>>();
   /** service name → namespaces that have a service of that name (for `<name>.*` wildcards). */
   // Most names live in one namespace: the namespace itself then, a Set only from the second one
   // on (a Set per Service name was ~130 bytes per Service).
-  private readonly namespacesByName = new Map<string, string | Set<string>>();
+  private readonly namespacesByName: Map<string, string | Set<string>> | undefined;
   /** '<ns>/<service>' → slice name → slice; a slice may arrive before its service. */
   private readonly slicesByService = new Map<string, Map<string, EndpointSliceInfo>>();
   /** '<ns>/<slice>' → service name, to find a slice again on delete or relabel. */
@@ -79,6 +89,14 @@ export class Zone implements ZoneWriter, ZoneReader {
   private serviceCount = 0;
   private endpointCount = 0;
 
+  constructor(o: ZoneOptions = {}) {
+    // without --wildcards nothing reads these: at 100,000 Services they were about 10 MB
+    if (o.wildcards ?? true) {
+      this.wildDeps = new DepGenerations();
+      this.namespacesByName = new Map();
+    }
+  }
+
   get generation(): number {
     return this.gen;
   }
@@ -86,7 +104,7 @@ export class Zone implements ZoneWriter, ZoneReader {
   depGeneration(dep: string): number {
     if (dep === 'static') return 0;
     if (dep.startsWith('svc/')) return this.deps.get(dep);
-    if (dep.startsWith('ns/') || dep.startsWith('name/')) return this.wildDeps.get(dep);
+    if (this.wildDeps && (dep.startsWith('ns/') || dep.startsWith('name/'))) return this.wildDeps.get(dep);
     return this.gen; // '*' and anything unknown: conservative
   }
 
@@ -100,10 +118,13 @@ export class Zone implements ZoneWriter, ZoneReader {
     let ns = this.services.get(s.namespace);
     if (!ns) this.services.set(s.namespace, (ns = new Map()));
     ns.set(s.name, { info: s, memo: undefined });
-    const byName = this.namespacesByName.get(s.name);
-    if (byName === undefined) this.namespacesByName.set(s.name, s.namespace);
+    const names = this.namespacesByName;
+    const byName = names?.get(s.name);
+    if (!names) {
+      // no wildcard index kept
+    } else if (byName === undefined) names.set(s.name, s.namespace);
     else if (typeof byName === 'string') {
-      if (byName !== s.namespace) this.namespacesByName.set(s.name, new Set([byName, s.namespace]));
+      if (byName !== s.namespace) names.set(s.name, new Set([byName, s.namespace]));
     } else byName.add(s.namespace);
     if (old) this.kinds[old.info.kind]--;
     else this.serviceCount++;
@@ -119,11 +140,14 @@ export class Zone implements ZoneWriter, ZoneReader {
     const ns = this.services.get(namespace)!;
     ns.delete(name);
     if (ns.size === 0) this.services.delete(namespace);
-    const byName = this.namespacesByName.get(name)!;
-    if (typeof byName === 'string') this.namespacesByName.delete(name);
+    const names = this.namespacesByName;
+    const byName = names?.get(name);
+    if (!names || byName === undefined) {
+      // no wildcard index kept
+    } else if (typeof byName === 'string') names.delete(name);
     else {
       byName.delete(namespace);
-      if (byName.size === 1) this.namespacesByName.set(name, byName.values().next().value!);
+      if (byName.size === 1) names.set(name, byName.values().next().value!);
     }
     this.kinds[old.info.kind]--;
     this.serviceCount--;
@@ -221,9 +245,9 @@ export class Zone implements ZoneWriter, ZoneReader {
     for (const ns of this.services.values()) yield* ns.values();
   }
 
-  /** The services called `name`, in any namespace. */
+  /** The services called `name`, in any namespace (one look per namespace without the wildcard index). */
   *servicesNamed(name: string): IterableIterator<ServiceEntry> {
-    const byName = this.namespacesByName.get(name);
+    const byName = this.namespacesByName ? this.namespacesByName.get(name) : this.services.keys();
     for (const namespace of typeof byName === 'string' ? [byName] : (byName ?? [])) {
       const e = this.getService(namespace, name);
       if (e) yield e;
@@ -334,12 +358,14 @@ export class Zone implements ZoneWriter, ZoneReader {
     if (e || this.slicesByService.has(`${namespace}/${name}`)) this.deps.bump(dep, this.gen);
     else this.deps.bury(dep, this.gen);
     // what the wildcards over this namespace or this name depend on
+    const wild = this.wildDeps;
+    if (!wild) return;
     const nsDep = namespaceDep(namespace);
-    if (this.services.has(namespace)) this.wildDeps.bump(nsDep, this.gen);
-    else this.wildDeps.bury(nsDep, this.gen);
+    if (this.services.has(namespace)) wild.bump(nsDep, this.gen);
+    else wild.bury(nsDep, this.gen);
     const byNameDep = nameDep(name);
-    if (this.namespacesByName.has(name)) this.wildDeps.bump(byNameDep, this.gen);
-    else this.wildDeps.bury(byNameDep, this.gen);
+    if (this.namespacesByName!.has(name)) wild.bump(byNameDep, this.gen);
+    else wild.bury(byNameDep, this.gen);
   }
 
   /** Adds (+1) or removes (-1) the reverse candidates a service contributes in its given state. */
