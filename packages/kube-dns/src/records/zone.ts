@@ -80,7 +80,8 @@ export class Zone implements ZoneWriter, ZoneReader {
   private readonly slicesByService = new Map<string, Map<string, EndpointSliceInfo>>();
   /** '<ns>/<slice>' → service name, to find a slice again on delete or relabel. */
   private readonly sliceOwner = new Map<string, string>();
-  private readonly reverse = new ReverseIndex();
+  /** IP → the services that may name it; an owner is the service's current ServiceInfo (indexReverse). */
+  private readonly reverse = new ReverseIndex<ServiceInfo>();
   private readonly pods = new Map<string, string[]>();
   /** '<ns>/<ip>' → number of pods with it (host-network pods share the node's IP). */
   private readonly podIps = new Map<string, number>();
@@ -114,7 +115,7 @@ export class Zone implements ZoneWriter, ZoneReader {
     const old = this.getService(s.namespace, s.name);
     if (old && sameService(old.info, s)) return;
     const key = joinKey(s.namespace, s.name);
-    this.indexReverse(key, old?.info, -1);
+    this.indexReverse(key, old?.info, -1); // before the entry changes: owners are the info indexed with
     let ns = this.services.get(s.namespace);
     if (!ns) this.services.set(s.namespace, (ns = new Map()));
     ns.set(s.name, { info: s, memo: undefined });
@@ -167,14 +168,15 @@ export class Zone implements ZoneWriter, ZoneReader {
     if (!group) this.slicesByService.set(svcKey, (group = new Map()));
     const old = group.get(s.name);
     const headless = this.getService(s.namespace, s.serviceName)?.info.kind === 'Headless';
+    const owner = headless ? this.getService(s.namespace, s.serviceName)!.info : undefined;
     if (old) {
       this.endpointCount -= countAddresses(old);
-      if (headless) this.indexSlice(svcKey, old, -1);
+      if (owner) this.indexSlice(owner, old, -1);
     }
     group.set(s.name, s);
     this.sliceOwner.set(sliceKey, s.serviceName);
     this.endpointCount += countAddresses(s);
-    if (headless) this.indexSlice(svcKey, s, +1);
+    if (owner) this.indexSlice(owner, s, +1);
     this.touch(s.namespace, s.serviceName);
   }
 
@@ -185,7 +187,8 @@ export class Zone implements ZoneWriter, ZoneReader {
     const svcKey = `${namespace}/${ownerName}`;
     const group = this.slicesByService.get(svcKey)!;
     const old = group.get(name)!;
-    if (this.getService(namespace, ownerName)?.info.kind === 'Headless') this.indexSlice(svcKey, old, -1);
+    const owner = this.getService(namespace, ownerName)?.info;
+    if (owner?.kind === 'Headless') this.indexSlice(owner, old, -1);
     group.delete(name);
     if (group.size === 0) this.slicesByService.delete(svcKey);
     this.sliceOwner.delete(sliceKey);
@@ -295,8 +298,7 @@ export class Zone implements ZoneWriter, ZoneReader {
   ptrTargets(ip: string, zone: string): string[] {
     const out: string[] = [];
     for (const owner of this.reverse.owners(ip)) {
-      const slash = owner.indexOf('/');
-      const e = this.getService(owner.slice(0, slash), owner.slice(slash + 1));
+      const e = this.getService(owner.namespace, owner.name);
       if (!e) continue;
       if (e.info.kind === 'ClusterIP') {
         if (e.info.clusterIPs.includes(ip)) out.push(this.fqdn(e, zone));
@@ -368,23 +370,27 @@ export class Zone implements ZoneWriter, ZoneReader {
     else wild.bury(byNameDep, this.gen);
   }
 
-  /** Adds (+1) or removes (-1) the reverse candidates a service contributes in its given state. */
+  /**
+   * Adds (+1) or removes (-1) the reverse candidates a service contributes in its given state,
+   * owned by that state's info: every entry of a service names its current info, so a change
+   * removes with the old info before adding with the new one. `key`: '<ns>/<name>', its slices.
+   */
   private indexReverse(key: string, info: ServiceInfo | undefined, sign: 1 | -1): void {
     if (!info) return;
     if (info.kind === 'ClusterIP') {
-      for (const ip of info.clusterIPs) this.reverseOp(ip, key, sign);
+      for (const ip of info.clusterIPs) this.reverseOp(ip, info, sign);
     } else if (info.kind === 'Headless') {
-      for (const s of this.slicesByService.get(key)?.values() ?? []) this.indexSlice(key, s, sign);
+      for (const s of this.slicesByService.get(key)?.values() ?? []) this.indexSlice(info, s, sign);
     }
   }
 
-  private indexSlice(key: string, s: EndpointSliceInfo, sign: 1 | -1): void {
-    for (const e of s.endpoints) for (const ip of e.addresses) this.reverseOp(ip, key, sign);
+  private indexSlice(owner: ServiceInfo, s: EndpointSliceInfo, sign: 1 | -1): void {
+    for (const e of s.endpoints) for (const ip of e.addresses) this.reverseOp(ip, owner, sign);
   }
 
-  private reverseOp(ip: string, key: string, sign: 1 | -1): void {
-    if (sign > 0) this.reverse.add(ip, key);
-    else this.reverse.remove(ip, key);
+  private reverseOp(ip: string, owner: ServiceInfo, sign: 1 | -1): void {
+    if (sign > 0) this.reverse.add(ip, owner);
+    else this.reverse.remove(ip, owner);
   }
 
   private indexPod(namespace: string, ips: readonly string[], sign: 1 | -1): void {
