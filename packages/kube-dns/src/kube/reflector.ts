@@ -11,6 +11,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from '@kube-dns/config';
 import { LogLimiter } from '../forward/log-limiter.js';
 import { joinKey } from '../records/names.js';
+import { compactVersion, KnownObjects } from './known-objects.js';
 import { Backoff, type BackoffOptions } from './backoff.js';
 import { realClock, type Clock } from './clock.js';
 import { describeError, isGone, retryAfterMs } from './errors.js';
@@ -81,7 +82,7 @@ export interface ReflectorStats {
  * 'watching' (each watch accepted by the server).
  */
 export class Reflector<T extends ObjectWithMeta> extends EventEmitter {
-  private readonly known = new Map<string, string>();
+  private readonly known = new KnownObjects();
   private readonly clock: Clock;
   private readonly backoff: Backoff;
   private readonly stopper = new AbortController();
@@ -207,10 +208,9 @@ export class Reflector<T extends ObjectWithMeta> extends EventEmitter {
     return max > min ? randomInt(min, max + 1) : min;
   }
 
-  private key(obj: ObjectWithMeta): string | undefined {
-    const name = obj?.metadata?.name;
-    // flat: the key is kept for every object (records/names.ts)
-    return name ? joinKey(obj.metadata?.namespace ?? '', name) : undefined;
+  /** '<ns>/<name>', for log lines about one object (never kept). */
+  private static describe(namespace: string, name: string): string {
+    return joinKey(namespace, name);
   }
 
   private onWatchEvent(type: string, obj: WatchEventObject): void {
@@ -219,16 +219,18 @@ export class Reflector<T extends ObjectWithMeta> extends EventEmitter {
       if (rv) this.rv = rv;
       return;
     }
-    const key = this.key(obj);
-    if (!key) return;
+    const name = obj?.metadata?.name;
+    if (!name) return;
+    const namespace = obj.metadata?.namespace ?? '';
     if (type === 'ADDED' || type === 'MODIFIED') {
-      if (rv === undefined || this.known.get(key) !== rv) {
-        this.known.set(key, rv ?? '');
-        this.safely(() => this.o.handler.upsert(obj as T), key);
+      const version = compactVersion(rv ?? '');
+      if (rv === undefined || this.known.get(namespace, name) !== version) {
+        this.known.set(namespace, name, version);
+        this.safely(() => this.o.handler.upsert(obj as T), namespace, name);
       }
     } else if (type === 'DELETED') {
-      this.known.delete(key);
-      this.safely(() => this.o.handler.delete(obj.metadata?.namespace ?? '', obj.metadata!.name!), key);
+      this.known.delete(namespace, name);
+      this.safely(() => this.o.handler.delete(namespace, name), namespace, name);
     } else {
       return;
     }
@@ -244,10 +246,11 @@ export class Reflector<T extends ObjectWithMeta> extends EventEmitter {
   /** One log line per 10 s for objects that fail to apply: a flood of bad objects must not flood the log. */
   private readonly applyLog = new LogLimiter(10_000);
 
-  private safely(fn: () => void, key: string): void {
+  private safely(fn: () => void, namespace: string, name: string): void {
     try {
       fn();
     } catch (e) {
+      const key = Reflector.describe(namespace, name);
       this.noteError(`applying ${key}: ${describeError(e)}`);
       this.applyLog.maybe((suppressed) =>
         this.o.log.error({ resource: this.o.resource, key, err: describeError(e), suppressed }, 'applying an object failed; skipped (counted in kubedns_kube_errors_total)'),
@@ -259,7 +262,8 @@ export class Reflector<T extends ObjectWithMeta> extends EventEmitter {
   private async listAll(): Promise<boolean> {
     const limit = this.o.pageSize ?? 500;
     const yieldEvery = this.o.yieldEvery ?? 200;
-    let seen = new Set<string>();
+    // The objects of this list: what `known` has beyond them once it is complete was deleted.
+    let seen = new KnownObjects();
     let token: string | undefined;
     let listRv: string | undefined;
     let sinceYield = 0;
@@ -276,7 +280,7 @@ export class Reflector<T extends ObjectWithMeta> extends EventEmitter {
           // The snapshot behind the continue token is gone: a consistent list must start over.
           token = undefined;
           listRv = undefined;
-          seen = new Set();
+          seen = new KnownObjects();
         }
         this.o.log.warn(
           { resource: this.o.resource, err: describeError(e), page: token === undefined ? 'first' : 'next', retryInMs: delay },
@@ -287,13 +291,15 @@ export class Reflector<T extends ObjectWithMeta> extends EventEmitter {
       }
       listRv ??= page.metadata?.resourceVersion ?? '';
       for (const obj of page.items ?? []) {
-        const key = this.key(obj);
-        if (!key) continue;
-        seen.add(key);
+        const name = obj?.metadata?.name;
+        if (!name) continue;
+        const namespace = obj.metadata?.namespace ?? '';
         const rv = obj.metadata?.resourceVersion ?? '';
-        if (this.known.get(key) !== rv || rv === '') {
-          this.known.set(key, rv);
-          this.safely(() => this.o.handler.upsert(obj), key);
+        const version = compactVersion(rv);
+        seen.set(namespace, name, version);
+        if (this.known.get(namespace, name) !== version || rv === '') {
+          this.known.set(namespace, name, version);
+          this.safely(() => this.o.handler.upsert(obj), namespace, name);
         }
         if (++sinceYield >= yieldEvery) {
           sinceYield = 0;
@@ -304,12 +310,11 @@ export class Reflector<T extends ObjectWithMeta> extends EventEmitter {
       if (!token) break;
     }
     let deleted = 0;
-    for (const key of [...this.known.keys()]) {
-      if (seen.has(key)) continue;
-      this.known.delete(key);
+    for (const [namespace, name] of [...this.known.keys()]) {
+      if (seen.get(namespace, name) !== undefined) continue;
+      this.known.delete(namespace, name);
       deleted++;
-      const slash = key.indexOf('/');
-      this.safely(() => this.o.handler.delete(key.slice(0, slash), key.slice(slash + 1)), key);
+      this.safely(() => this.o.handler.delete(namespace, name), namespace, name);
       if (++sinceYield >= yieldEvery) {
         sinceYield = 0;
         await yieldToLoop();
