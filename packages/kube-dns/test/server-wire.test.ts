@@ -2,7 +2,7 @@
 // bytes, replies within limits. Real UDP/TCP sockets, real zone.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { buildQuery, exchange, query } from '@kube-dns/dns-client';
+import { buildQuery, datas, exchange, query } from '@kube-dns/dns-client';
 import { Zone } from '../src/records/zone.js';
 import { clusterIP, ep, headless, port, slice } from './resolve-fixtures.js';
 import { startStack } from './server-stack.js';
@@ -170,4 +170,36 @@ test('with --wildcards, a wildcard over one namespace stays cached across change
   assert.equal(s.handler.cache.hits, h2 + 1);
   s.zone.setService(clusterIP('ns9', 's3', ['10.9.3.3']));
   assert.equal((await byName()).packet.answers?.length, 4);
+});
+
+test('a cached answer lasts exactly as long as its service: changed, sliced, deleted or re-created, it is asked again', async (t) => {
+  const s = await startStack();
+  t.after(s.stop);
+  s.zone.setService(clusterIP('default', 'a', ['10.0.0.1'], [port('http', 80)]));
+  s.zone.setService(clusterIP('default', 'b', ['10.0.0.2'], [port('http', 80)]));
+  const ask = async (name: string) => {
+    const hits = s.handler.cache.hits;
+    const r = await query(s.server, { name: `${name}.default.svc.cluster.local`, type: 'A' });
+    return { ips: datas(r.packet.answers), rcode: r.packet.rcode, hit: s.handler.cache.hits > hits };
+  };
+  assert.deepEqual(await ask('a'), { ips: ['10.0.0.1'], rcode: 'NOERROR', hit: false });
+  assert.deepEqual(await ask('a'), { ips: ['10.0.0.1'], rcode: 'NOERROR', hit: true });
+  assert.deepEqual(await ask('b'), { ips: ['10.0.0.2'], rcode: 'NOERROR', hit: false });
+
+  s.zone.setService(clusterIP('default', 'a', ['10.0.0.9'], [port('http', 80)])); // changed
+  assert.deepEqual(await ask('a'), { ips: ['10.0.0.9'], rcode: 'NOERROR', hit: false });
+  assert.deepEqual(await ask('b'), { ips: ['10.0.0.2'], rcode: 'NOERROR', hit: true }, 'another service keeps its entry');
+
+  s.zone.setService(clusterIP('default', 'a', ['10.0.0.9'], [port('http', 80)])); // the same object again (a resync)
+  assert.equal((await ask('a')).hit, true, 'an unchanged service keeps its entry');
+
+  s.zone.setSlice(slice('default', 'a-1', 'a', [ep('10.1.0.1')])); // its slices changed
+  assert.equal((await ask('a')).hit, false);
+
+  s.zone.deleteService('default', 'a');
+  assert.deepEqual(await ask('a'), { ips: [], rcode: 'NXDOMAIN', hit: false });
+  s.zone.setService(clusterIP('default', 'a', ['10.0.0.1'], [port('http', 80)])); // back, with its first address
+  assert.deepEqual(await ask('a'), { ips: ['10.0.0.1'], rcode: 'NOERROR', hit: false });
+  assert.deepEqual(await ask('a'), { ips: ['10.0.0.1'], rcode: 'NOERROR', hit: true });
+  assert.deepEqual(await ask('b'), { ips: ['10.0.0.2'], rcode: 'NOERROR', hit: true });
 });

@@ -1,4 +1,6 @@
-// Per-dependency generations for the response cache (see ZoneReader in types.ts).
+// Per-dependency generations for the response cache (see ZoneReader in types.ts), for the deps
+// no live object holds: a live service keeps its generation itself (ServiceEntry.gen), so this
+// holds deleted services, slices whose service has not arrived, and the wildcards' deps.
 //
 // Every bump stamps the key with the zone's global generation, so a key's value only grows and is
 // never reused by another key's history. A deleted service leaves a tombstone (its last stamp);
@@ -21,6 +23,12 @@ export class DepGenerations {
   /** Records a change of a live key at global generation `gen`. */
   bump(key: string, gen: number): void {
     this.stamps.set(key, gen);
+    this.tombstones.delete(key);
+  }
+
+  /** The key's generation is held elsewhere from now on (a live service): nothing kept here. */
+  forget(key: string): void {
+    this.stamps.delete(key);
     this.tombstones.delete(key);
   }
 

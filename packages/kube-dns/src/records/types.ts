@@ -91,4 +91,16 @@ export interface ZoneReader {
   /** Bumped by every change. */
   readonly generation: number;
   depGeneration(dep: string): number;
+  /**
+   * For a dep that stands for one live object (a service), the object itself: its `gen` is that
+   * dep's generation, and turns to -1 for good once the object is replaced or deleted. The cache
+   * keeps the cell and compares its `gen`, with no lookup per hit and no map of generations by
+   * key string. Undefined for other deps (they go through depGeneration).
+   */
+  depCell?(dep: string): GenerationCell | undefined;
+}
+
+/** A dependency's generation, held by the object it belongs to (ZoneReader.depCell). */
+export interface GenerationCell {
+  readonly gen: number;
 }

@@ -10,10 +10,20 @@ import { buildHeadlessView, type HeadlessView } from './headless.js';
 import { samePodIps, sameService, sameSlice } from './equal.js';
 import { joinKey } from './names.js';
 import { ReverseIndex } from './reverse-index.js';
-import type { EndpointSliceInfo, PodInfo, ServiceInfo, ServiceKind, ZoneReader, ZoneWriter } from './types.js';
+import type { EndpointSliceInfo, GenerationCell, PodInfo, ServiceInfo, ServiceKind, ZoneReader, ZoneWriter } from './types.js';
+
+/** The gen of a ServiceEntry that is no longer the service's current one. */
+const STALE = -1;
 
 export interface ServiceEntry {
   readonly info: ServiceInfo;
+  /**
+   * The generation of `svc/<ns>/<name>` while this entry is the service's current one: stamped
+   * with the zone's generation at every change of the service or its slices; -1 (STALE) once
+   * the entry is replaced or deleted. The response cache holds the entry as the cell of its
+   * answers (ZoneReader.depCell), so live services need no map of generations by key.
+   */
+  gen: number;
   /**
    * Derived data for one zone name; rebuilt when the zone name differs (tests use several).
    * Every field is there from the literal on (undefined until used): a property added later
@@ -104,9 +114,16 @@ export class Zone implements ZoneWriter, ZoneReader {
 
   depGeneration(dep: string): number {
     if (dep === 'static') return 0;
-    if (dep.startsWith('svc/')) return this.deps.get(dep);
+    if (dep.startsWith('svc/')) return this.depCell(dep)?.gen ?? this.deps.get(dep);
     if (this.wildDeps && (dep.startsWith('ns/') || dep.startsWith('name/'))) return this.wildDeps.get(dep);
     return this.gen; // '*' and anything unknown: conservative
+  }
+
+  /** The current entry of the service a 'svc/<ns>/<name>' dep names (no label holds a '/'). */
+  depCell(dep: string): GenerationCell | undefined {
+    if (!dep.startsWith('svc/')) return undefined;
+    const slash = dep.indexOf('/', 4);
+    return slash < 0 ? undefined : this.getService(dep.slice(4, slash), dep.slice(slash + 1));
   }
 
   // ---- writer ----
@@ -118,7 +135,8 @@ export class Zone implements ZoneWriter, ZoneReader {
     this.indexReverse(key, old?.info, -1); // before the entry changes: owners are the info indexed with
     let ns = this.services.get(s.namespace);
     if (!ns) this.services.set(s.namespace, (ns = new Map()));
-    ns.set(s.name, { info: s, memo: undefined });
+    ns.set(s.name, { info: s, memo: undefined, gen: 0 }); // gen: stamped by touch() below
+    if (old) old.gen = STALE;
     const names = this.namespacesByName;
     const byName = names?.get(s.name);
     if (!names) {
@@ -140,6 +158,7 @@ export class Zone implements ZoneWriter, ZoneReader {
     this.indexReverse(joinKey(namespace, name), old.info, -1);
     const ns = this.services.get(namespace)!;
     ns.delete(name);
+    old.gen = STALE;
     if (ns.size === 0) this.services.delete(namespace);
     const names = this.namespacesByName;
     const byName = names?.get(name);
@@ -355,9 +374,13 @@ export class Zone implements ZoneWriter, ZoneReader {
   private touch(namespace: string, name: string): void {
     this.gen++;
     const e = this.getService(namespace, name);
-    if (e) e.memo = undefined;
     const dep = serviceDep(namespace, name);
-    if (e || this.slicesByService.has(`${namespace}/${name}`)) this.deps.bump(dep, this.gen);
+    if (e) {
+      // a live service holds its own generation; the map keeps only the others
+      e.memo = undefined;
+      e.gen = this.gen;
+      this.deps.forget(dep);
+    } else if (this.slicesByService.has(`${namespace}/${name}`)) this.deps.bump(dep, this.gen);
     else this.deps.bury(dep, this.gen);
     // what the wildcards over this namespace or this name depend on
     const wild = this.wildDeps;

@@ -13,7 +13,7 @@
 // UDP replies are keyed by class, not by the client's exact EDNS size (one name, one entry): an
 // entry built for limit L serves a client whose limit L' >= its size when it was not truncated
 // (the same bytes would be built), and only the same L when it was.
-import type { ZoneReader } from '../records/types.js';
+import type { GenerationCell, ZoneReader } from '../records/types.js';
 import type { ParsedQuery } from './wire.js';
 import { Flag } from './wire.js';
 
@@ -26,6 +26,8 @@ interface Entry {
   bytes: Buffer;
   nameOffsets: number[];
   dep: string;
+  /** The dep's cell when it has one (ZoneReader.depCell): checked instead of depGeneration. */
+  cell: GenerationCell | undefined;
   gen: number;
   /** The limit the reply was built for, and whether it had to be cut (TC) to fit it. */
   limit: number;
@@ -73,7 +75,7 @@ export class ResponseCache {
   /** A ready-to-send reply for this query, or undefined. */
   get(query: Buffer, q: ParsedQuery, limit: number): Buffer | undefined {
     const e = this.find(q, ResponseCache.variant(q, limit));
-    if (!e || this.zone.depGeneration(e.dep) !== e.gen) {
+    if (!e || (e.cell ? e.cell.gen : this.zone.depGeneration(e.dep)) !== e.gen) {
       if (e) this.unlink(q.wireKey, e);
       this.misses++;
       return undefined;
@@ -92,8 +94,11 @@ export class ResponseCache {
     return out;
   }
 
-  /** `gen`: the dependency's generation read in the same tick as the resolution (the zone changes only between ticks). */
-  set(q: ParsedQuery, limit: number, bytes: Buffer, nameOffsets: number[], dep: string, gen: number, truncated: boolean): void {
+  /**
+   * `cell` and `gen`: the dependency's cell (if it has one) and generation, read in the same tick
+   * as the resolution (the zone changes only between ticks).
+   */
+  set(q: ParsedQuery, limit: number, bytes: Buffer, nameOffsets: number[], dep: string, cell: GenerationCell | undefined, gen: number, truncated: boolean): void {
     if (this.maxEntries <= 0 || this.maxBytes <= 0) return; // disabled
     const key = q.wireKey;
     const cost = bytes.length + key.length + dep.length + ENTRY_OVERHEAD;
@@ -105,7 +110,7 @@ export class ResponseCache {
     // memory of its own: never a slice of the shared pool (see above)
     const own = Buffer.allocUnsafeSlow(bytes.length);
     bytes.copy(own);
-    this.map.set(key, { qtype: q.qtype, variant, next: this.map.get(key), bytes: own, nameOffsets, dep, gen, limit, truncated, cost });
+    this.map.set(key, { qtype: q.qtype, variant, next: this.map.get(key), bytes: own, nameOffsets, dep, cell, gen, limit, truncated, cost });
     this.count++;
     this.bytesUsed += cost;
   }
