@@ -1,7 +1,7 @@
 // Gives back the young generation a burst of traffic grew, once the process is quiet again.
 //
-// Under a flood V8 grows the new space up to twice --max-semi-space-size (16 MiB with the
-// manifest's 8) and keeps it. It shrinks the new space only at the end of a scavenge that finds
+// Under a flood V8 grows the new space up to twice --max-semi-space-size (4 MiB with the
+// manifest's 2, 16 with 8, 32 with node's default) and keeps it. It shrinks the new space only at the end of a scavenge that finds
 // the allocation rate low. A quiet server allocates so little that its next scavenge may be minutes
 // away. V8's memory reducer does not help either: it starts after a full collection, and a flood
 // of short-lived garbage causes none. So after a flood RSS stayed about 15 MB above idle for as long
