@@ -144,6 +144,8 @@ async function scrapeLoop(port) {
 }
 
 // ---------------------------------------------------------------------------------------------
+/** The reference's own p99 above which a fixed rate measures the machine and dnsperf (see its use). */
+const CLEAN_P99_MS = 5;
 /** A latency figure that hits the timeout says so: the ratio is then a floor, not the truth. */
 const lostNote = (r) => (r.timeouts ? `; ${((100 * r.timeouts) / r.samples).toFixed(1)}% of the queries timed out after ${TIMEOUT_S} s` : '');
 /**
@@ -250,15 +252,40 @@ async function main() {
     out.tcp = { connections: 100, outstanding: 1000, qps: tcpBest.qps, udpQps: mixBest.kubednsQps, ratioToUdp: ratio(tcpBest.qps, mixBest.kubednsQps), runs: samples.tcp.kubedns };
 
     // --- latency at a fixed rate: half of kube-dns's own maximum on the mix
-    const rate = Math.round(mixBest.kubednsQps / 2);
-    say(`\nlatency on the mix at a fixed ${fmt(rate)} qps (half kube-dns's maximum), ${T.fixed} s each:`);
+    const halfMax = Math.round(mixBest.kubednsQps / 2);
+    say(`\nlatency on the mix at a fixed ${fmt(halfMax)} qps (half kube-dns's maximum), ${T.fixed} s each:`);
     const stopScrape = await scrapeLoop(kd.metrics);
-    const kLat = await dnsperf(kd.port, await files.mix(), { seconds: T.fixed, qps: rate });
+    let kLat = await dnsperf(kd.port, await files.mix(), { seconds: T.fixed, qps: halfMax });
     const eventLoop = await stopScrape();
     line('kube-dns', kLat);
-    const cLat = await dnsperf(ceiling.port, await files.mix(), { seconds: T.fixed, qps: rate });
+    let cLat = await dnsperf(ceiling.port, await files.mix(), { seconds: T.fixed, qps: halfMax });
     line('ceiling', cLat);
-    out.latency = { rate, seconds: T.fixed, kubedns: kLat, ceiling: cLat };
+    // A reference whose own p99 is over CLEAN_P99_MS measures the machine and dnsperf, not a
+    // server: on a fast machine half kube-dns's maximum is a rate at which dnsperf itself, sharing
+    // the two cores, delays replies by tens of ms (measured: the ceiling alone, p99 0.22 ms at
+    // 20,000 qps, 8 ms at 40,000, 23 ms at 64,000). The tail is then judged at the highest rate,
+    // halving, at which the ceiling's own p99 is clean; both rates are reported.
+    let rate = halfMax;
+    let judgedNote = '';
+    const atHalfMax = { kubedns: kLat, ceiling: cLat };
+    if (cLat.p99Ms > CLEAN_P99_MS) {
+      const probeS = Math.max(5, Math.round(T.fixed / 4));
+      for (let r = Math.round(halfMax / 2); r >= 5000; r = Math.round(r / 2)) {
+        const c = await dnsperf(ceiling.port, await files.mix(), { seconds: probeS, qps: r });
+        line(`ceiling at ${fmt(r)} qps, ${probeS} s (a lower rate for a clean reference)`, c);
+        if (c.p99Ms > CLEAN_P99_MS) continue;
+        rate = r;
+        kLat = await dnsperf(kd.port, await files.mix(), { seconds: T.fixed, qps: r });
+        line(`kube-dns at ${fmt(r)} qps`, kLat);
+        cLat = await dnsperf(ceiling.port, await files.mix(), { seconds: T.fixed, qps: r });
+        line(`ceiling at ${fmt(r)} qps`, cLat);
+        break;
+      }
+      judgedNote = rate === halfMax
+        ? `; the ceiling's own p99 stayed over ${CLEAN_P99_MS} ms down to 5,000 qps: the machine sets this tail`
+        : `; at ${fmt(rate)} qps: at ${fmt(halfMax)} qps (half the maximum) the ceiling's own p99 was ${atHalfMax.ceiling.p99Ms} ms, kube-dns's ${atHalfMax.kubedns.p99Ms} ms`;
+    }
+    out.latency = { rate, halfMaxRate: halfMax, seconds: T.fixed, kubedns: kLat, ceiling: cLat, ...(rate !== halfMax && { atHalfMax }) };
     out.eventLoop = { seconds: T.fixed, ...eventLoop };
     say(eventLoop.exported
       ? `  event-loop delay during that run: max ${eventLoop.maxMs} ms, ${eventLoop.samplesOver5ms ?? 'n/a'} samples over 5 ms`
@@ -330,8 +357,8 @@ async function main() {
       { goal: 'realistic mix >= 0.75x the ceiling', value: w.mix.ratio, limit: 0.75, met: w.mix.ratio >= 0.75, detail: `${fmt(w.mix.kubednsQps)} vs ${fmt(w.mix.ceilingQps)} qps` },
       { goal: 'TCP (100 connections) >= 0.8x UDP on the mix', value: out.tcp.ratioToUdp, limit: 0.8, met: out.tcp.ratioToUdp >= 0.8, detail: `${fmt(out.tcp.qps)} vs ${fmt(out.tcp.udpQps)} qps` },
       { goal: 'pod (dnsmasq in front) >= 95% of a bare dnsmasq', value: out.pod.ratio, limit: 0.95, met: out.pod.ratio >= 0.95, detail: `${fmt(out.pod.podQps)} vs ${fmt(out.pod.bareQps)} qps` },
-      latencyGoal(`p99 at ${fmt(rate)} qps <= 1.5x the ceiling's`, kLat, cLat, 'p99Ms', 1.5, 'the ceiling'),
-      latencyGoal(`p99.9 at ${fmt(rate)} qps <= 2x the ceiling's`, kLat, cLat, 'p999Ms', 2, 'the ceiling'),
+      latencyGoal(`p99 at ${fmt(rate)} qps <= 1.5x the ceiling's`, kLat, cLat, 'p99Ms', 1.5, 'the ceiling', judgedNote),
+      latencyGoal(`p99.9 at ${fmt(rate)} qps <= 2x the ceiling's`, kLat, cLat, 'p999Ms', 2, 'the ceiling', judgedNote),
       eventLoop.exported && eventLoop.maxMs !== undefined
         ? { goal: `no event-loop stall over 5 ms (${T.fixed} s run)`, value: eventLoop.maxMs, unit: ' ms', limit: 5, met: eventLoop.maxMs < 5, detail: `max ${eventLoop.maxMs} ms` }
         : { goal: `no event-loop stall over 5 ms (${T.fixed} s run)`, met: null, detail: 'not exported by this build' },
