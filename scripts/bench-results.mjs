@@ -43,7 +43,7 @@ export function markdown(d) {
   ].flat();
   const L = (r) => `${r.p50Ms} / ${r.p99Ms} / ${r.p999Ms} ms`;
   const lat = [
-    '', `| on the mix at ${n(d.latency.rate)} qps${d.latency.atHalfMax ? ` (at half kube-dns's maximum, ${n(d.latency.halfMaxRate)} qps, the ceiling's own p99 was ${d.latency.atHalfMax.ceiling.p99Ms} ms)` : ''} | p50 / p99 / p99.9 | goal |`, '|---|---|---|',
+    '', `| on the mix at ${n(d.latency.rate)} qps${d.latency.atHalfMax ? ` (at half kube-dns's maximum, ${n(d.latency.halfMaxRate)} qps, the ceiling's own p99 / p99.9 were ${d.latency.atHalfMax.ceiling.p99Ms} / ${d.latency.atHalfMax.ceiling.p999Ms} ms)` : ''} | p50 / p99 / p99.9 | goal |`, '|---|---|---|',
     `| kube-dns, ${d.latency.seconds} s | ${L(d.latency.kubedns)} | p99 ≤ 1.5x the ceiling's: ${verdict(g('p99 at'))}; p99.9 ≤ 2x: ${verdict(g('p99.9'))} |`,
     `| ceiling, ${d.latency.seconds} s | ${L(d.latency.ceiling)} | |`,
     `| kube-dns${d.abuse.wildcardsFlag ? ' --wildcards' : ''}, service churn, median of ${d.abuse.pairs ?? 1} runs of ${d.abuse.seconds} s | ${L(d.abuse.without)} | |`,

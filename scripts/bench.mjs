@@ -144,8 +144,8 @@ async function scrapeLoop(port) {
 }
 
 // ---------------------------------------------------------------------------------------------
-/** The reference's own p99 above which a fixed rate measures the machine and dnsperf (see its use). */
-const CLEAN_P99_MS = 5;
+/** The reference's own p99.9 above which a fixed rate measures the machine and dnsperf (see its use). */
+const CLEAN_MS = 5;
 /** A latency figure that hits the timeout says so: the ratio is then a floor, not the truth. */
 const lostNote = (r) => (r.timeouts ? `; ${((100 * r.timeouts) / r.samples).toFixed(1)}% of the queries timed out after ${TIMEOUT_S} s` : '');
 /**
@@ -260,20 +260,21 @@ async function main() {
     line('kube-dns', kLat);
     let cLat = await dnsperf(ceiling.port, await files.mix(), { seconds: T.fixed, qps: halfMax });
     line('ceiling', cLat);
-    // A reference whose own p99 is over CLEAN_P99_MS measures the machine and dnsperf, not a
+    // A reference whose own p99.9 is over CLEAN_MS measures the machine and dnsperf, not a
     // server: on a fast machine half kube-dns's maximum is a rate at which dnsperf itself, sharing
     // the two cores, delays replies by tens of ms (measured: the ceiling alone, p99 0.22 ms at
-    // 20,000 qps, 8 ms at 40,000, 23 ms at 64,000). The tail is then judged at the highest rate,
-    // halving, at which the ceiling's own p99 is clean; both rates are reported.
+    // 20,000 qps, 8 ms at 40,000, 23 ms at 64,000; in a 60 s run at 63,551 qps p99 0.68 ms but
+    // p99.9 29 ms). The tail is then judged at the highest rate, halving, at which the ceiling's
+    // own p99.9 (so its p99 too) is clean; both rates are reported.
     let rate = halfMax;
     let judgedNote = '';
     const atHalfMax = { kubedns: kLat, ceiling: cLat };
-    if (cLat.p99Ms > CLEAN_P99_MS) {
+    if (cLat.p999Ms > CLEAN_MS) {
       const probeS = Math.max(5, Math.round(T.fixed / 4));
       for (let r = Math.round(halfMax / 2); r >= 5000; r = Math.round(r / 2)) {
         const c = await dnsperf(ceiling.port, await files.mix(), { seconds: probeS, qps: r });
         line(`ceiling at ${fmt(r)} qps, ${probeS} s (a lower rate for a clean reference)`, c);
-        if (c.p99Ms > CLEAN_P99_MS) continue;
+        if (c.p999Ms > CLEAN_MS) continue;
         rate = r;
         kLat = await dnsperf(kd.port, await files.mix(), { seconds: T.fixed, qps: r });
         line(`kube-dns at ${fmt(r)} qps`, kLat);
@@ -282,8 +283,8 @@ async function main() {
         break;
       }
       judgedNote = rate === halfMax
-        ? `; the ceiling's own p99 stayed over ${CLEAN_P99_MS} ms down to 5,000 qps: the machine sets this tail`
-        : `; at ${fmt(rate)} qps: at ${fmt(halfMax)} qps (half the maximum) the ceiling's own p99 was ${atHalfMax.ceiling.p99Ms} ms, kube-dns's ${atHalfMax.kubedns.p99Ms} ms`;
+        ? `; the ceiling's own p99.9 stayed over ${CLEAN_MS} ms down to 5,000 qps: the machine sets this tail`
+        : `; at ${fmt(rate)} qps: at ${fmt(halfMax)} qps (half the maximum) the ceiling's own p99 / p99.9 were ${atHalfMax.ceiling.p99Ms} / ${atHalfMax.ceiling.p999Ms} ms, kube-dns's ${atHalfMax.kubedns.p99Ms} / ${atHalfMax.kubedns.p999Ms} ms`;
     }
     out.latency = { rate, halfMaxRate: halfMax, seconds: T.fixed, kubedns: kLat, ceiling: cLat, ...(rate !== halfMax && { atHalfMax }) };
     out.eventLoop = { seconds: T.fixed, ...eventLoop };
