@@ -26,7 +26,11 @@ test('known objects are counted per namespace and name, and deleted exactly once
   assert.equal(k.size, 2);
   assert.equal(k.get('ns1', 'a'), compactVersion('12'));
   assert.equal(k.get('ns1', 'b'), undefined);
-  assert.deepEqual([...k.keys()].sort(), [['ns1', 'a'], ['ns2', 'a']]);
+  const listed = new KnownObjects();
+  listed.set('ns2', 'a', compactVersion('11'));
+  listed.set('ns3', 'c', compactVersion('13')); // new: not missing from anything
+  assert.deepEqual(k.missingFrom(listed), [['ns1', 'a']], 'what a list no longer has was deleted');
+  assert.deepEqual(k.missingFrom(k), []);
   assert.equal(k.delete('ns1', 'a'), true);
   assert.equal(k.delete('ns1', 'a'), false);
   assert.equal(k.size, 1);

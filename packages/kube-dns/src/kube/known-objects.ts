@@ -46,8 +46,16 @@ export class KnownObjects {
     return true;
   }
 
-  /** Every (namespace, name). Not to be changed while walked (spread it first to delete). */
-  *keys(): IterableIterator<[string, string]> {
-    for (const [ns, names] of this.byNamespace) for (const name of names.keys()) yield [ns, name];
+  /**
+   * The (namespace, name) of what this holds and `other` does not: after a list, the objects
+   * deleted meanwhile. Walks the maps in place: no pair is made for an object that is still there.
+   */
+  missingFrom(other: KnownObjects): [string, string][] {
+    const out: [string, string][] = [];
+    for (const [ns, names] of this.byNamespace) {
+      const theirs = other.byNamespace.get(ns);
+      for (const name of names.keys()) if (!theirs?.has(name)) out.push([ns, name]);
+    }
+    return out;
   }
 }

@@ -310,8 +310,7 @@ export class Reflector<T extends ObjectWithMeta> extends EventEmitter {
       if (!token) break;
     }
     let deleted = 0;
-    for (const [namespace, name] of [...this.known.keys()]) {
-      if (seen.get(namespace, name) !== undefined) continue;
+    for (const [namespace, name] of this.known.missingFrom(seen)) {
       this.known.delete(namespace, name);
       deleted++;
       this.safely(() => this.o.handler.delete(namespace, name), namespace, name);
