@@ -24,7 +24,7 @@ interface Entry {
   /** The next entry for the same name (another type or variant). */
   next: Entry | undefined;
   bytes: Buffer;
-  nameOffsets: number[];
+  nameOffsets: readonly number[];
   dep: string;
   /** The dep's cell when it has one (ZoneReader.depCell): checked instead of depGeneration. */
   cell: GenerationCell | undefined;
@@ -98,7 +98,7 @@ export class ResponseCache {
    * `cell` and `gen`: the dependency's cell (if it has one) and generation, read in the same tick
    * as the resolution (the zone changes only between ticks).
    */
-  set(q: ParsedQuery, limit: number, bytes: Buffer, nameOffsets: number[], dep: string, cell: GenerationCell | undefined, gen: number, truncated: boolean): void {
+  set(q: ParsedQuery, limit: number, bytes: Buffer, nameOffsets: readonly number[], dep: string, cell: GenerationCell | undefined, gen: number, truncated: boolean): void {
     if (this.maxEntries <= 0 || this.maxBytes <= 0) return; // disabled
     const key = q.wireKey;
     const cost = bytes.length + key.length + dep.length + ENTRY_OVERHEAD;
