@@ -186,8 +186,8 @@ export class Zone implements ZoneWriter, ZoneReader {
     let group = this.slicesByService.get(svcKey);
     if (!group) this.slicesByService.set(svcKey, (group = new Map()));
     const old = group.get(s.name);
-    const headless = this.getService(s.namespace, s.serviceName)?.info.kind === 'Headless';
-    const owner = headless ? this.getService(s.namespace, s.serviceName)!.info : undefined;
+    const svc = this.getService(s.namespace, s.serviceName)?.info;
+    const owner = svc?.kind === 'Headless' ? svc : undefined; // the reverse index's owner
     if (old) {
       this.endpointCount -= countAddresses(old);
       if (owner) this.indexSlice(owner, old, -1);
