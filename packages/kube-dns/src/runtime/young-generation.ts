@@ -24,7 +24,7 @@ export interface YoungGenerationOptions {
   everyMs?: number;
   /** Event-loop utilization over the last period below which the process counts as quiet. */
   quietUtilization?: number;
-  /** New space (both semi-spaces) above which it counts as grown, bytes. */
+  /** New space (both semi-spaces) above which it counts as grown, bytes (default 1 MiB, see below). */
   grownBytes?: number;
   log?: Logger;
 }
@@ -43,7 +43,11 @@ const newSpaceBytes = (): number => getHeapSpaceStatistics().find((s) => s.space
 export function settleYoungGeneration(opts: YoungGenerationOptions = {}): () => void {
   const everyMs = opts.everyMs ?? 2000;
   const quiet = opts.quietUtilization ?? 0.25;
-  const grown = opts.grownBytes ?? 4 * 1024 * 1024;
+  // The new space a node process starts with and V8 shrinks it back to: 1 MiB. Not 4 MiB, as at
+  // first: that is all the manifest's 2 MB semi-spaces can grow to, so the settler never fired
+  // with them (found on 2026-11-25, after the semi-spaces went from 8 to 2). Not the size when the
+  // settler starts either: the initial sync has grown it by then.
+  const grown = opts.grownBytes ?? 1024 * 1024;
   const gc = exposeGc();
   let last = performance.eventLoopUtilization();
   let failures = 0;
