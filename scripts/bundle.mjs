@@ -133,6 +133,10 @@ const LAZY_REQUIRES = [
   // body-parser's reader, and with it node's zlib (it asks `'createZstdDecompress' in zlib` at
   // load): only the body parsers call it, and no handler of ours reads a request body
   { module: '../read', from: /[\\/]node_modules[\\/]body-parser[\\/]lib[\\/]types[\\/]/, target: 'function' },
+  // node's crypto (2.2 MB in a bare node: OpenSSL's tables and two dozen modules): express's ETag
+  // (the sidecar turns ETags off) and signed cookies (never used) call it, and nothing else of the
+  // sidecar's or the nanny's does
+  { module: 'crypto', from: /[\\/]node_modules[\\/](etag|cookie-signature)[\\/]/, target: 'object' },
 ];
 const LAZY_FILTER = new RegExp(`^(${LAZY_REQUIRES.map((r) => r.module.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')).join('|')})$`);
 
@@ -147,7 +151,9 @@ function lazyRequires() {
         const real = await build.resolve(args.path, { resolveDir: args.resolveDir, kind: args.kind, importer: args.importer, pluginData: 'lazy' });
         if (real.errors.length > 0) return { errors: real.errors };
         // the path only names the stand-in in the bundle; pluginData carries where the module is
-        return { path: relative(root, real.path), namespace: 'lazy-require', pluginData: { target: rule.target, real: real.path } };
+        // (a built-in of node's stays a name, required at run time)
+        const where = real.external ? args.path : real.path;
+        return { path: real.external ? `node:${args.path}` : relative(root, real.path), namespace: 'lazy-require', pluginData: { target: rule.target, real: where } };
       });
       build.onLoad({ filter: /.*/, namespace: 'lazy-require' }, (args) => {
         // an object target for a namespace, a function target for a function or a class (new)
@@ -164,7 +170,7 @@ module.exports = new Proxy(${target}, {
   apply: (_, self, argv) => Reflect.apply(load(), self, argv),
   construct: (_, argv) => Reflect.construct(load(), argv),
 });`,
-          resolveDir: dirname(real),
+          resolveDir: real.startsWith('/') ? dirname(real) : root,
           loader: 'js',
         };
       });

@@ -26,7 +26,7 @@ export interface KubeDnsConfig {
    * a key present overrides the flag of the same name, an absent key leaves the flag in force.
    */
   zoneOverrides: { ignoreEmptyService?: boolean; transferTo?: string };
-  /** sha256 of the source files; "" for the defaults. */
+  /** A hash of the source files (readConfigDir); "" for the defaults. */
   version: string;
 }
 

@@ -4,7 +4,6 @@
 // swapping the `..data` symlink; the visible keys are symlinks through `..data`. We watch the
 // whole directory (hidden entries included) with chokidar so the swap is seen at once, and poll
 // every `periodMs` as a safety net for file systems where events are lost.
-import { createHash } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -15,8 +14,40 @@ import type { Logger } from './log.js';
 export interface DirSnapshot {
   /** File name → content, for visible regular files (symlinks followed). */
   data: Record<string, string>;
-  /** hex sha256 over `name \0 content \0` in name order; "" when there are no files. */
+  /** A 64-bit FNV-1a hash (16 hex digits) over `name \0 content \0` in name order; "" when there are no files. */
   version: string;
+}
+
+/**
+ * FNV-1a, 64 bits, over UTF-16 code units, in two 32-bit halves (no BigInt). A version only has to
+ * change when the files do: a ConfigMap is edited by people allowed to edit it, so nothing
+ * adversarial is being hashed, and a 64-bit hash collides once in 2^64 edits. Not sha256 from
+ * node:crypto: loading node's crypto costs a process about 2.2 MB, and the nanny needs it for
+ * nothing else.
+ */
+class Fnv1a64 {
+  // the offset basis 0xcbf29ce484222325, high and low halves
+  private hi = 0xcbf29ce4;
+  private lo = 0x84222325;
+
+  update(text: string): this {
+    for (let i = 0; i < text.length; i++) {
+      this.lo ^= text.charCodeAt(i);
+      // multiply by the FNV prime 2^40 + 0x1b3, modulo 2^64: lo * 0x1b3 (with its carry into hi)
+      // plus hi * 0x1b3 plus lo << 40 (which only reaches hi, as lo << 8)
+      const lo = this.lo;
+      const loProd = (lo & 0xffff) * 0x1b3;
+      const midProd = (lo >>> 16) * 0x1b3 + (loProd >>> 16);
+      this.lo = ((midProd & 0xffff) << 16) | (loProd & 0xffff);
+      this.hi = (Math.imul(this.hi, 0x1b3) + (midProd >>> 16) + (lo << 8)) | 0;
+      this.lo >>>= 0;
+    }
+    return this;
+  }
+
+  hex(): string {
+    return (this.hi >>> 0).toString(16).padStart(8, '0') + (this.lo >>> 0).toString(16).padStart(8, '0');
+  }
 }
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
@@ -27,7 +58,7 @@ export async function readConfigDir(dir: string): Promise<DirSnapshot> {
   if (!st.isDirectory()) throw new Error(`${dir} is not a directory`);
   const names = (await readdir(dir)).filter((n) => !n.startsWith('.')).sort();
   const data: Record<string, string> = {};
-  const hash = createHash('sha256');
+  const hash = new Fnv1a64();
   for (const name of names) {
     const path = join(dir, name);
     let s;
@@ -47,7 +78,7 @@ export async function readConfigDir(dir: string): Promise<DirSnapshot> {
     data[name] = text;
     hash.update(name).update('\0').update(text).update('\0');
   }
-  return { data, version: names.length && Object.keys(data).length ? hash.digest('hex') : '' };
+  return { data, version: names.length && Object.keys(data).length ? hash.hex() : '' };
 }
 
 export interface ConfigSourceEvents {

@@ -3,7 +3,6 @@
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,7 +15,18 @@ async function tempDir(t: TestContext): Promise<string> {
   return dir;
 }
 
-const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
+/** FNV-1a 64 over UTF-16 code units, written with BigInt: an oracle independent of the code's 32-bit halves. */
+const fnv1a64 = (s: string) => {
+  let h = 0xcbf29ce484222325n;
+  for (let i = 0; i < s.length; i++) h = ((h ^ BigInt(s.charCodeAt(i))) * 0x100000001b3n) & 0xffffffffffffffffn;
+  return h.toString(16).padStart(16, '0');
+};
+
+test('the oracle is FNV-1a 64: the published vectors', () => {
+  assert.equal(fnv1a64(''), 'cbf29ce484222325');
+  assert.equal(fnv1a64('a'), 'af63dc4c8601ec8c');
+  assert.equal(fnv1a64('foobar'), '85944171f73967e8');
+});
 
 async function startSource(t: TestContext, opts: Partial<ConfigDirSourceOptions> & { dir: string }) {
   const source = new ConfigDirSource({ periodMs: 60_000, log: silentLogger(), ...opts });
@@ -71,20 +81,24 @@ test('readConfigDir: content must be UTF-8; the error names the file', async (t)
   await assert.rejects(readConfigDir(dir), new RegExp(`${join(dir, 'stubDomains')} is not valid UTF-8`));
 });
 
-test('readConfigDir: data by file name, version = sha256 of name\\0content\\0 in name order', async (t) => {
+test('readConfigDir: data by file name, version = FNV-1a 64 of name\\0content\\0 in name order', async (t) => {
   const dir = await tempDir(t);
   await writeFile(join(dir, 'file2'), 'data2');
   await writeFile(join(dir, 'file1'), 'data1');
   assert.deepEqual(await readConfigDir(dir), {
     data: { file1: 'data1', file2: 'data2' },
-    version: sha256('file1\0data1\0file2\0data2\0'),
+    version: fnv1a64('file1\0data1\0file2\0data2\0'),
   });
   await rm(join(dir, 'file1'));
   await writeFile(join(dir, 'file3'), 'data3');
   assert.deepEqual(await readConfigDir(dir), {
     data: { file2: 'data2', file3: 'data3' },
-    version: sha256('file2\0data2\0file3\0data3\0'),
+    version: fnv1a64('file2\0data2\0file3\0data3\0'),
   });
+  // beyond Latin-1, and long enough for the halves' carries to matter
+  const text = '{"example.com": ["1.2.3.4"]} ünïcødé ☃ 𝄞 '.repeat(40);
+  await writeFile(join(dir, 'file3'), text);
+  assert.equal((await readConfigDir(dir)).version, fnv1a64(`file2\0data2\0file3\0${text}\0`));
 });
 
 test('readConfigDir: a kubelet volume reads through its symlinks and skips the hidden ..data entries', async (t) => {
@@ -92,7 +106,7 @@ test('readConfigDir: a kubelet volume reads through its symlinks and skips the h
   await writeKubeletConfigMap(dir, { upstreamNameservers: '["8.8.8.8"]', federations: 'a=b.c' });
   const snap = await readConfigDir(dir);
   assert.deepEqual(snap.data, { federations: 'a=b.c', upstreamNameservers: '["8.8.8.8"]' });
-  assert.equal(snap.version, sha256('federations\0a=b.c\0upstreamNameservers\0["8.8.8.8"]\0'));
+  assert.equal(snap.version, fnv1a64('federations\0a=b.c\0upstreamNameservers\0["8.8.8.8"]\0'));
 });
 
 test('a missing directory starts with the defaults (one config event, version "")', async (t) => {

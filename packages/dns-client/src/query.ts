@@ -1,5 +1,4 @@
 // A small stub resolver: build a question, exchange it, decode the reply.
-import { randomInt } from 'node:crypto';
 import * as dnsPacket from 'dns-packet';
 import { type Server, type Transport, exchange } from './exchange.js';
 
@@ -31,10 +30,18 @@ export interface QueryResult {
   rttMs: number;
 }
 
+/**
+ * A query ID from Math.random, not node:crypto: loading node's crypto costs a process about 2.2 MB
+ * (measured with a bare node), and the nanny and the sidecar need it for nothing else. Their
+ * queries are health probes. Where an off-path attacker's guess of the ID matters (queries kube-dns
+ * sends upstream for clients) kube-dns sets the ID itself from node:crypto (forward/).
+ */
+const randomId = (): number => Math.floor(Math.random() * 65536);
+
 export function buildQuery(opts: QueryOptions): Buffer {
   const packet: dnsPacket.Packet = {
     type: 'query',
-    id: opts.id ?? randomInt(0, 65536),
+    id: opts.id ?? randomId(),
     flags: opts.rd === false ? 0 : dnsPacket.RECURSION_DESIRED,
     questions: [{ name: opts.name, type: opts.type, class: opts.class ?? 'IN' }],
   };

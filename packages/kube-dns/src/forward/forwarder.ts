@@ -99,7 +99,7 @@ export class Forwarder {
         const key = serverKey(s);
         const name = this.probes.create(key);
         try {
-          await exchange({ host: s.host, port: s.port }, buildQuery({ name, type: 'HINFO' }), 'udp', this.opts.timeoutMs ?? 2000);
+          await exchange({ host: s.host, port: s.port }, buildQuery({ name, type: 'HINFO', id: randomInt(0, 65536) }), 'udp', this.opts.timeoutMs ?? 2000);
         } catch {
           /* an unreachable upstream is not a loop */
         } finally {
