@@ -83,11 +83,11 @@ async function startPod(m, kd, configDir, work) {
     .map((a) => a.replace(/^(-{1,2}configDir=).*/, `$1${configDir}`).replace(/^(-{1,2}stateDir=).*/, `$1${join(work, 'nanny')}`))
     .concat([`-kubednsServer=127.0.0.1:${kd.port}`, `-dnsmasqExec=${dnsmasqPath()}`]);
   const dm = m.dnsmasq.map((a) => a.replace(/#10053$/, `#${kd.port}`)).concat(loopbackDnsmasq(dns));
-  const pn = start(process.execPath, [join(root, 'packages', 'dnsmasq-nanny', 'bin', 'dnsmasq-nanny.js'), ...nanny, '--', ...dm]);
+  const pn = start(process.execPath, [join(root, 'packages', 'dnsmasq-nanny', 'bin', 'dnsmasq-nanny.js'), ...nanny, '--', ...dm], { env: m.env.nanny });
   const sc = m.sidecar
     .map((a) => a.replace('127.0.0.1:10053', `127.0.0.1:${kd.port}`).replace('127.0.0.1:53,', `127.0.0.1:${dns},`))
     .concat(['--dnsmasq-addr=127.0.0.1', `--dnsmasq-port=${dns}`, '--prometheus-addr=127.0.0.1', `--prometheus-port=${sidecarPort}`]);
-  const ps = start(process.execPath, [join(root, 'packages', 'sidecar', 'bin', 'sidecar.js'), ...sc]);
+  const ps = start(process.execPath, [join(root, 'packages', 'sidecar', 'bin', 'sidecar.js'), ...sc], { env: m.env.sidecar });
   await waitAnswer(dns, 'www.site0.example.org', 'A').catch((e) => { throw new Error(`${e.message}\nnanny: ${pn.tail}`); });
   await waitAnswer(dns, 'svc1.ns1.svc.cluster.local', 'A');
   return { port: dns, procs: [ps, pn] };
