@@ -3,6 +3,7 @@
 // arrive too slowly. The real resolver answers from a real zone.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { connect, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { buildQuery, query } from '@kube-dns/dns-client';
@@ -186,6 +187,63 @@ test('TCP: a well-behaved client is served throughout a flood of 5,000 connectio
   assert.ok(served >= 5, `${served} queries served during the flood of ${opened} connections`);
   assert.ok(maxSeen <= cap, `${maxSeen} connections held (cap ${cap})`);
   assert.ok(s.tcp.stats().evicted >= opened - cap, `${s.tcp.stats().evicted} idle connections evicted of ${opened}`);
+});
+
+/**
+ * A child process that opens `n` TCP connections at once (as one attacker's burst does) and holds
+ * them for `seconds`; prints how many opened. Its own soft limit of open files is raised for them.
+ */
+function burstFrom(port: number, n: number, seconds: number): Promise<{ opened: number; errors: number }> {
+  const holder = `
+const net = require('node:net');
+const [port, n, seconds] = process.argv.slice(1).map(Number);
+let opened = 0, errors = 0;
+for (let i = 0; i < n; i++) {
+  const s = net.connect(port, '127.0.0.1', () => opened++);
+  s.on('error', () => errors++);
+}
+setTimeout(() => { process.stdout.write(JSON.stringify({ opened, errors })); process.exit(0); }, seconds * 1000);`;
+  const p = spawn('bash', ['-c', `ulimit -n ${n + 200} && exec "$@"`, 'burst', process.execPath, '-e', holder, String(port), String(n), String(seconds)], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let out = '';
+  p.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  return new Promise((resolve, reject) =>
+    p.once('exit', (code) => (code === 0 ? resolve(JSON.parse(out) as { opened: number; errors: number }) : reject(new Error(`burst process exited ${code}`)))),
+  );
+}
+
+test('TCP: a burst of 5,000 connections at once costs a well-behaved client no SYN retransmit', async (t) => {
+  // The kernel drops a SYN when the listener's accept queue is full, and the client sends it again
+  // only after 1 s, then 3 s: with libuv accepting one connection per turn of the event loop, a
+  // queue shorter than the burst turned it into 1 s stalls and lookups lost at a 2 s timeout.
+  const s = await startStack({ tcp: { maxConnections: 400 } });
+  t.after(s.stop);
+  s.zone.setService(clusterIP('default', 'web', ['10.0.0.5']));
+  const burst = burstFrom(s.server.port, 5000, 4);
+  const lat: number[] = [];
+  const failures: string[] = [];
+  const pending: Promise<void>[] = [];
+  // no retry: one lookup every 5 ms over a new connection, through the burst and its aftermath
+  for (const end = Date.now() + 3000; Date.now() < end; ) {
+    const t0 = performance.now();
+    pending.push(
+      query(s.server, { name: 'web.default.svc.cluster.local', type: 'A', transport: 'tcp', timeoutMs: 2500 }).then(
+        (r) => void (r.packet.rcode === 'NOERROR' ? lat.push(performance.now() - t0) : failures.push(r.packet.rcode)),
+        (e: Error) => void failures.push(e.message),
+      ),
+    );
+    await sleep(5);
+  }
+  await Promise.all(pending);
+  const { opened } = await burst;
+  lat.sort((a, b) => a - b);
+  t.diagnostic(`${lat.length} lookups, slowest ${lat.at(-1)?.toFixed(0)} ms; the burst opened ${opened} connections`);
+  assert.ok(opened >= 4900, `the burst opened ${opened} of 5,000 connections`);
+  assert.ok(s.tcp.stats().evicted >= 4000, `${s.tcp.stats().evicted} idle connections evicted`);
+  assert.deepEqual(failures, [], 'every lookup answered');
+  assert.ok(lat.length >= 100, `${lat.length} lookups`);
+  assert.ok(lat.at(-1)! < 1000, `the slowest lookup took ${lat.at(-1)!.toFixed(0)} ms: it waited for a SYN retransmit`);
 });
 
 test('TCP: a partial length prefix, half a message, or a message trickled in are cut at the idle timeout', async (t) => {

@@ -80,7 +80,11 @@ export class TcpListener {
     server.on('error', (e) => this.log.error({ err: e.message }, 'TCP server error'));
     return new Promise((resolve, reject) => {
       server.once('error', reject);
-      server.listen({ host, port, exclusive: true, backlog: 1024 }, () => {
+      // The accept queue holds a burst while libuv accepts one connection per loop turn. When it
+      // is full the kernel drops SYNs, and a client waits a 1 s retransmit (then 3 s): a queue of
+      // 4,096 (somaxconn's default, which caps it; Go's listeners ask for somaxconn too) absorbs a
+      // 5,000-connection burst at the cost of ~40 µs per queued connection for whoever is behind.
+      server.listen({ host, port, exclusive: true, backlog: 4096 }, () => {
         server.off('error', reject);
         resolve((server.address() as { port: number }).port);
       });
