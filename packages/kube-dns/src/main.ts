@@ -1,7 +1,7 @@
 // The kube-dns binary: flags → startKubeDns → run until SIGTERM.
 import { FlagError, createLogger, usage } from '@kube-dns/config';
 import { startKubeDns } from './app.js';
-import { settleYoungGeneration } from './runtime/young-generation.js';
+import { settleHeap } from './runtime/heap-settler.js';
 import { FLAGS, parseOptions } from './options.js';
 import { VERSION } from './version.js';
 
@@ -44,8 +44,8 @@ async function main(): Promise<number> {
     log.fatal({ err: (e as Error).message }, 'cannot start');
     return 1;
   }
-  // a flood's young generation back once quiet (runtime/young-generation.ts)
-  settleYoungGeneration({ log });
+  // the heap a flood grew back once quiet (runtime/heap-settler.ts)
+  settleHeap({ log });
   return new Promise<number>((resolve) => {
     let stopping = false;
     let lameduckTimer: NodeJS.Timeout | undefined;

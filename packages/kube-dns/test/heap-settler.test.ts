@@ -1,7 +1,8 @@
-// After a flood, the binary gives back the young generation the flood grew once it is quiet again
-// (src/runtime/young-generation.ts). Measured through what an operator scrapes: the new space's
-// size on PROMETHEUS_PORT. With the manifest's own heap flags (2 MB semi-spaces: a flood grows the
-// new space from 1 to 4 MiB) and with 8 MB ones (to 16 MiB), for an operator who raises them.
+// After a flood, the binary gives back the heap the flood grew once it is quiet again
+// (src/runtime/heap-settler.ts): the young generation, then the old space the flood's in-flight
+// packets were promoted to. Measured through what an operator scrapes: the spaces' sizes on
+// PROMETHEUS_PORT. With the manifest's own heap flags (2 MB semi-spaces: a flood grows the new
+// space from 1 to 4 MiB) and with 8 MB ones (to 16 MiB), for an operator who raises them.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -31,7 +32,7 @@ for (const [label, nodeOptions] of [
   ["the manifest's heap flags", manifestNodeOptions()],
   ['8 MB semi-spaces', '--max-old-space-size=190 --max-semi-space-size=8'],
 ] as const) {
-  test(`after a flood the new space goes back to its idle size within seconds, not minutes (${label})`, { timeout: 90_000 }, async (t) => {
+  test(`after a flood the new space, then the old space, go back to their idle sizes within seconds, not minutes (${label})`, { timeout: 120_000 }, async (t) => {
     const semiMiB = Number(/--max-semi-space-size=(\d+)/.exec(nodeOptions)?.[1]);
     assert.ok(semiMiB >= 2, `${nodeOptions}: semi-spaces of at least 2 MB, or a flood cannot grow the new space`);
     const api = await startFakeApiServer();
@@ -48,20 +49,28 @@ for (const [label, nodeOptions] of [
       assert.ok(i < 300, 'kube-dns did not become ready');
       await sleep(100);
     }
-    const newSpace = async () => {
+    const spaceSize = async (space: 'new' | 'old') => {
       const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
-      return Number(/^nodejs_heap_space_size_total_bytes\{space="new"\} (\S+)/m.exec(text)?.[1]);
+      return Number(new RegExp(`^nodejs_heap_space_size_total_bytes\\{space="${space}"\\} (\\S+)`, 'm').exec(text)?.[1]);
     };
+    const newSpace = () => spaceSize('new');
+    // the old space at rest, once the initial sync's garbage is gone
+    await sleep(3000);
+    const oldBefore = await spaceSize('old');
 
     // flood until the new space has grown (a few seconds; more on a slow machine)
     // (the new space is both semi-spaces: it can grow to twice --max-semi-space-size)
+    // and until the old space has grown by more than the settler's 4 MiB
     const full = 2 * semiMiB * MiB;
     let grown = 0;
-    for (let round = 0; round < 4 && grown < full; round++) {
+    let oldGrown = 0;
+    for (let round = 0; round < 6 && (grown < full || oldGrown < oldBefore + 5 * MiB); round++) {
       const junk = spawn(process.execPath, ['-e', JUNK, String(dnsPort), '4'], { stdio: 'ignore' });
       await new Promise((r) => junk.once('exit', r));
       grown = Math.max(grown, await newSpace());
+      oldGrown = Math.max(oldGrown, await spaceSize('old'));
     }
+    t.diagnostic(`old space ${(oldBefore / MiB).toFixed(1)} MiB before the flood, ${(oldGrown / MiB).toFixed(1)} MiB after it`);
     assert.ok(grown > 2 * MiB, `the flood should grow the new space (got ${(grown / MiB).toFixed(1)} MiB)`);
 
     // Quiet from now on, and not even scraped: a scrape allocates, and enough allocation would end
@@ -70,8 +79,14 @@ for (const [label, nodeOptions] of [
     // back after 10-11 s at best with a small zone (its memory reducer waits 8 s after a full
     // collection), and not within 40 s when the flood caused no full collection (the manifest's heap
     // sizes and a thousand Services, as here).
-    await sleep(12_000);
+    // The old space follows at the next quiet look once the new space is settled.
+    await sleep(14_000);
     const now = await newSpace();
-    assert.ok(now <= 1 * MiB, `new space still ${(now / MiB).toFixed(1)} MiB 12 s after the flood (it had grown to ${(grown / MiB).toFixed(1)} MiB)`);
+    assert.ok(now <= 1 * MiB, `new space still ${(now / MiB).toFixed(1)} MiB 14 s after the flood (it had grown to ${(grown / MiB).toFixed(1)} MiB)`);
+    if (oldGrown > oldBefore + 5 * MiB) {
+      const old = await spaceSize('old');
+      t.diagnostic(`old space ${(old / MiB).toFixed(1)} MiB 14 s after the flood`);
+      assert.ok(old <= oldBefore + 2 * MiB, `old space still ${(old / MiB).toFixed(1)} MiB 14 s after the flood (${(oldBefore / MiB).toFixed(1)} before, ${(oldGrown / MiB).toFixed(1)} after it)`);
+    } else assert.ok(label !== "the manifest's heap flags", `six rounds of flood grew the old space only from ${(oldBefore / MiB).toFixed(1)} to ${(oldGrown / MiB).toFixed(1)} MiB`);
   });
 }
