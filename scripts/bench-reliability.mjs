@@ -72,7 +72,7 @@ async function probe(port, names, seconds, transport = 'udp', everyMs = 5) {
   await Promise.all(pending);
   lat.sort((a, b) => a - b);
   const pct = (q) => (lat.length ? +lat[Math.min(lat.length - 1, Math.ceil(q * lat.length) - 1)].toFixed(2) : NaN);
-  return { asked: lat.length + failed, failed, p50Ms: pct(0.5), p99Ms: pct(0.99) };
+  return { asked: lat.length + failed, failed, p50Ms: pct(0.5), p99Ms: pct(0.99), maxMs: lat.length ? +lat.at(-1).toFixed(1) : NaN };
 }
 
 /** Runs `flood` (a promise-returning function) while probing; the probe's baseline comes first. */
@@ -85,8 +85,8 @@ async function measureFlood(kind, kd, names, transport, flood) {
   const r = { kind, transport, base, during, sent, rss: { beforeMb: before, peakMb: peak, afterMb: after, afterSeconds: T.after }, alive: kd.p.exitCode === null };
   say(`${kind}:`);
   say(`  sent ${typeof sent === 'object' ? JSON.stringify(sent) : sent}`);
-  say(`  well-behaved ${transport.toUpperCase()} client, before: ${base.asked} asked, ${base.failed} failed, p50 ${base.p50Ms} ms, p99 ${base.p99Ms} ms`);
-  say(`  well-behaved ${transport.toUpperCase()} client, during: ${during.asked} asked, ${during.failed} failed, p50 ${during.p50Ms} ms, p99 ${during.p99Ms} ms (${(during.p99Ms / base.p99Ms).toFixed(1)}x)`);
+  say(`  well-behaved ${transport.toUpperCase()} client, before: ${base.asked} asked, ${base.failed} failed, p50 ${base.p50Ms} ms, p99 ${base.p99Ms} ms, max ${base.maxMs} ms`);
+  say(`  well-behaved ${transport.toUpperCase()} client, during: ${during.asked} asked, ${during.failed} failed, p50 ${during.p50Ms} ms, p99 ${during.p99Ms} ms (${(during.p99Ms / base.p99Ms).toFixed(1)}x), max ${during.maxMs} ms`);
   say(`  RSS: ${before} MB before, ${peak} MB peak, ${after} MB ${T.after} s after${r.alive ? '' : '; kube-dns EXITED'}`);
   return r;
 }
