@@ -45,7 +45,11 @@ async function main(): Promise<number> {
     return 1;
   }
   // the heap a flood grew back once quiet (runtime/heap-settler.ts)
-  settleHeap({ log });
+  const heap = settleHeap({ log });
+  // The initial list leaves its garbage (the parsed list bodies) in the old space. Collect it
+  // once, the moment the sync completes: 'synced' is emitted in the tick that makes /readiness
+  // say ready, so the pause comes before any traffic is sent our way, whatever the zone's size.
+  if (!instance.sync.synced) instance.sync.once('synced', () => heap.collectNow());
   return new Promise<number>((resolve) => {
     let stopping = false;
     let lameduckTimer: NodeJS.Timeout | undefined;

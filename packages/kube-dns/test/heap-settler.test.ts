@@ -90,3 +90,32 @@ for (const [label, nodeOptions] of [
     } else assert.ok(label !== "the manifest's heap flags", `six rounds of flood grew the old space only from ${(oldBefore / MiB).toFixed(1)} to ${(oldGrown / MiB).toFixed(1)} MiB`);
   });
 }
+
+test('right after the initial sync the old space is already at its resting size: the list\'s garbage is collected before ready', { timeout: 60_000 }, async (t) => {
+  const api = await startFakeApiServer();
+  t.after(() => api.close());
+  for (let i = 0; i < 10_000; i++) api.upsert('services', clusterIPService(`ns${i % 100}`, `svc${i}`, [`10.96.${i >> 8}.${i & 255}`]));
+  const [dnsPort, healthzPort, metricsPort] = [await freePort(), await freePort(), await freePort()];
+  const kd = spawn(process.execPath, [BIN, '--dns-bind-address=127.0.0.1', `--dns-port=${dnsPort}`, '--healthz-bind-address=127.0.0.1', `--healthz-port=${healthzPort}`, `--kubecfg-file=${api.kubeconfigPath}`, '--nameservers=127.0.0.1:9'], {
+    env: { ...process.env, PROMETHEUS_PORT: String(metricsPort), NODE_OPTIONS: manifestNodeOptions() },
+    stdio: 'ignore',
+  });
+  t.after(() => kd.kill('SIGKILL'));
+  for (let i = 0; ; i++) {
+    if (await fetch(`http://127.0.0.1:${healthzPort}/readiness`).then((r) => r.ok, () => false)) break;
+    assert.ok(i < 600, 'kube-dns did not become ready');
+    await sleep(50);
+  }
+  const oldSpace = async () => {
+    const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+    return Number(/^nodejs_heap_space_size_total_bytes\{space="old"\} (\S+)/m.exec(text)?.[1]);
+  };
+  // at once (before the settler's first quiet look), then at rest
+  const atReady = await oldSpace();
+  await sleep(12_000);
+  const atRest = await oldSpace();
+  t.diagnostic(`old space ${(atReady / MiB).toFixed(1)} MiB at ready, ${(atRest / MiB).toFixed(1)} MiB 12 s later`);
+  assert.ok(atRest > 8 * MiB, `${(atRest / MiB).toFixed(1)} MiB: the zone of 10,000 Services lives in the old space`);
+  // without the collection at sync: 16.7 MiB at ready against 13.0 at rest (3 runs)
+  assert.ok(atReady <= atRest + 1.5 * MiB, `old space ${(atReady / MiB).toFixed(1)} MiB at ready, ${(atRest / MiB).toFixed(1)} at rest: the list's garbage was still there`);
+});

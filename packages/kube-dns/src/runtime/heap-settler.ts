@@ -29,6 +29,12 @@
 // of its RSS). Live growth (a zone that grew) costs one collection per 4 MiB: the least it was
 // starts again from the collection's result. Under steady traffic nothing happens (a 3-minute run
 // at 2,000 qps: none; the young generation stays grown, or the loop busy).
+//
+// collectNow() runs the same collection at once, whatever the heap's size: main.ts calls it when
+// the initial sync completes, in the tick that makes /readiness say ready, so no query waits on
+// it. The list's garbage went with it: old space 13.7 MiB at ready instead of 16.7 at 10,000
+// Services (13.0 at rest either way), RSS 1 s after ready 75-77 MB instead of 79-81, 124 instead
+// of 132 at 100,000; the pause 19 ms at 10,000, 79 ms at 100,000.
 import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import type { Logger } from '@kube-dns/config';
@@ -72,8 +78,14 @@ function spaces(): { newSize: number; oldSize: number; oldUsed: number } {
   return { newSize, oldSize, oldUsed };
 }
 
-/** Starts watching; returns the function that stops it. The timer never keeps the process alive. */
-export function settleHeap(opts: HeapSettlerOptions = {}): () => void {
+export interface HeapSettler {
+  /** One compacting full collection now, whatever the heap's size (see main.ts: after the initial sync, before any reply says ready). */
+  collectNow(): void;
+  stop(): void;
+}
+
+/** Starts watching. The timer never keeps the process alive. */
+export function settleHeap(opts: HeapSettlerOptions = {}): HeapSettler {
   const everyMs = opts.everyMs ?? 2000;
   const quiet = opts.quietUtilization ?? 0.25;
   // The new space a node process starts with and V8 shrinks it back to: 1 MiB. Not 4 MiB, as at
@@ -90,6 +102,17 @@ export function settleHeap(opts: HeapSettlerOptions = {}): () => void {
   let failures = 0;
   let skip = 0;
   let oldLeast = Infinity;
+  /** One full collection that also compacts: V8 otherwise compacts only the pages it finds fragmented enough. */
+  const collect = (): { oldSize: number; ms: number } => {
+    const t0 = performance.now();
+    setFlagsFromString('--compact-on-every-full-gc');
+    gc();
+    setFlagsFromString('--no-compact-on-every-full-gc');
+    lastFull = performance.now();
+    const { oldSize } = spaces();
+    oldLeast = oldSize;
+    return { oldSize, ms: +(lastFull - t0).toFixed(1) };
+  };
   const timer = setInterval(() => {
     const now = performance.eventLoopUtilization();
     const busy = performance.eventLoopUtilization(now, last).utilization;
@@ -99,16 +122,9 @@ export function settleHeap(opts: HeapSettlerOptions = {}): () => void {
     if (before.newSize <= grown) {
       failures = 0;
       skip = 0;
-      const t0 = performance.now();
-      if (busy < quiet && before.oldSize > oldLeast + oldGrown && before.oldUsed <= maxFull && t0 - lastFull >= fullEvery) {
-        // V8 compacts only the pages it finds fragmented enough; this one collection, all of them
-        setFlagsFromString('--compact-on-every-full-gc');
-        gc();
-        setFlagsFromString('--no-compact-on-every-full-gc');
-        const after = spaces();
-        oldLeast = after.oldSize;
-        lastFull = performance.now();
-        opts.log?.debug({ oldSpaceBytes: before.oldSize, after: after.oldSize, ms: +(lastFull - t0).toFixed(1), busy }, 'quiet: old space collected');
+      if (busy < quiet && before.oldSize > oldLeast + oldGrown && before.oldUsed <= maxFull && performance.now() - lastFull >= fullEvery) {
+        const after = collect();
+        opts.log?.debug({ oldSpaceBytes: before.oldSize, after: after.oldSize, ms: after.ms, busy }, 'quiet: old space collected');
       }
       return;
     }
@@ -124,5 +140,12 @@ export function settleHeap(opts: HeapSettlerOptions = {}): () => void {
     opts.log?.debug({ newSpaceBytes: before.newSize, after, busy }, 'quiet: young generation collected');
   }, everyMs);
   timer.unref();
-  return () => clearInterval(timer);
+  return {
+    collectNow: () => {
+      const before = spaces().oldSize;
+      const after = collect();
+      opts.log?.debug({ oldSpaceBytes: before, after: after.oldSize, ms: after.ms }, 'old space collected');
+    },
+    stop: () => clearInterval(timer),
+  };
 }
