@@ -3,7 +3,7 @@
 // packets were promoted to. Measured through what an operator scrapes: the spaces' sizes on
 // PROMETHEUS_PORT. With the manifest's own heap flags (2 MB semi-spaces: a flood grows the new
 // space from 1 to 4 MiB) and with 8 MB ones (to 16 MiB), for an operator who raises them.
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -28,6 +28,32 @@ function manifestNodeOptions(): string {
   return m[1]!;
 }
 
+/**
+ * The binary with `services` Services in a fake API server and these NODE_OPTIONS, once ready;
+ * spaceSize() reads a heap space's size from what an operator scrapes.
+ */
+async function startReady(t: TestContext, services: number, nodeOptions: string) {
+  const api = await startFakeApiServer();
+  t.after(() => api.close());
+  for (let i = 0; i < services; i++) api.upsert('services', clusterIPService(`ns${i % 100}`, `svc${i}`, [`10.96.${i >> 8}.${i & 255}`]));
+  const [dnsPort, healthzPort, metricsPort] = [await freePort(), await freePort(), await freePort()];
+  const kd = spawn(process.execPath, [BIN, '--dns-bind-address=127.0.0.1', `--dns-port=${dnsPort}`, '--healthz-bind-address=127.0.0.1', `--healthz-port=${healthzPort}`, `--kubecfg-file=${api.kubeconfigPath}`, '--nameservers=127.0.0.1:9'], {
+    env: { ...process.env, PROMETHEUS_PORT: String(metricsPort), NODE_OPTIONS: nodeOptions },
+    stdio: 'ignore',
+  });
+  t.after(() => kd.kill('SIGKILL'));
+  for (let i = 0; ; i++) {
+    if (await fetch(`http://127.0.0.1:${healthzPort}/readiness`).then((r) => r.ok, () => false)) break;
+    assert.ok(i < 600, 'kube-dns did not become ready');
+    await sleep(50);
+  }
+  const spaceSize = async (space: 'new' | 'old') => {
+    const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+    return Number(new RegExp(`^nodejs_heap_space_size_total_bytes\\{space="${space}"\\} (\\S+)`, 'm').exec(text)?.[1]);
+  };
+  return { dnsPort, spaceSize };
+}
+
 for (const [label, nodeOptions] of [
   ["the manifest's heap flags", manifestNodeOptions()],
   ['8 MB semi-spaces', '--max-old-space-size=190 --max-semi-space-size=8'],
@@ -35,24 +61,7 @@ for (const [label, nodeOptions] of [
   test(`after a flood the new space, then the old space, go back to their idle sizes within seconds, not minutes (${label})`, { timeout: 120_000 }, async (t) => {
     const semiMiB = Number(/--max-semi-space-size=(\d+)/.exec(nodeOptions)?.[1]);
     assert.ok(semiMiB >= 2, `${nodeOptions}: semi-spaces of at least 2 MB, or a flood cannot grow the new space`);
-    const api = await startFakeApiServer();
-    t.after(() => api.close());
-    for (let i = 0; i < 1000; i++) api.upsert('services', clusterIPService(`ns${i % 20}`, `svc${i}`, [`10.96.${i >> 8}.${i & 255}`]));
-    const [dnsPort, healthzPort, metricsPort] = [await freePort(), await freePort(), await freePort()];
-    const kd = spawn(process.execPath, [BIN, '--dns-bind-address=127.0.0.1', `--dns-port=${dnsPort}`, '--healthz-bind-address=127.0.0.1', `--healthz-port=${healthzPort}`, `--kubecfg-file=${api.kubeconfigPath}`, '--nameservers=127.0.0.1:9'], {
-      env: { ...process.env, PROMETHEUS_PORT: String(metricsPort), NODE_OPTIONS: nodeOptions },
-      stdio: 'ignore',
-    });
-    t.after(() => kd.kill('SIGKILL'));
-    for (let i = 0; ; i++) {
-      if (await fetch(`http://127.0.0.1:${healthzPort}/readiness`).then((r) => r.ok, () => false)) break;
-      assert.ok(i < 300, 'kube-dns did not become ready');
-      await sleep(100);
-    }
-    const spaceSize = async (space: 'new' | 'old') => {
-      const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
-      return Number(new RegExp(`^nodejs_heap_space_size_total_bytes\\{space="${space}"\\} (\\S+)`, 'm').exec(text)?.[1]);
-    };
+    const { dnsPort, spaceSize } = await startReady(t, 1000, nodeOptions);
     const newSpace = () => spaceSize('new');
     // the old space at rest, once the initial sync's garbage is gone
     await sleep(3000);
@@ -92,24 +101,8 @@ for (const [label, nodeOptions] of [
 }
 
 test('right after the initial sync the old space is already at its resting size: the list\'s garbage is collected before ready', { timeout: 60_000 }, async (t) => {
-  const api = await startFakeApiServer();
-  t.after(() => api.close());
-  for (let i = 0; i < 10_000; i++) api.upsert('services', clusterIPService(`ns${i % 100}`, `svc${i}`, [`10.96.${i >> 8}.${i & 255}`]));
-  const [dnsPort, healthzPort, metricsPort] = [await freePort(), await freePort(), await freePort()];
-  const kd = spawn(process.execPath, [BIN, '--dns-bind-address=127.0.0.1', `--dns-port=${dnsPort}`, '--healthz-bind-address=127.0.0.1', `--healthz-port=${healthzPort}`, `--kubecfg-file=${api.kubeconfigPath}`, '--nameservers=127.0.0.1:9'], {
-    env: { ...process.env, PROMETHEUS_PORT: String(metricsPort), NODE_OPTIONS: manifestNodeOptions() },
-    stdio: 'ignore',
-  });
-  t.after(() => kd.kill('SIGKILL'));
-  for (let i = 0; ; i++) {
-    if (await fetch(`http://127.0.0.1:${healthzPort}/readiness`).then((r) => r.ok, () => false)) break;
-    assert.ok(i < 600, 'kube-dns did not become ready');
-    await sleep(50);
-  }
-  const oldSpace = async () => {
-    const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
-    return Number(/^nodejs_heap_space_size_total_bytes\{space="old"\} (\S+)/m.exec(text)?.[1]);
-  };
+  const { spaceSize } = await startReady(t, 10_000, manifestNodeOptions());
+  const oldSpace = () => spaceSize('old');
   // at once (before the settler's first quiet look), then at rest
   const atReady = await oldSpace();
   await sleep(12_000);
