@@ -1,5 +1,7 @@
 // kube-dns's /metrics as Prometheus reads it: the original's skydns_* series and ours, parsed
 // by a Prometheus text-format parser, histograms cumulative and consistent.
+import { execFileSync, spawn } from 'node:child_process';
+import { availableParallelism } from 'node:os';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
@@ -82,4 +84,26 @@ test('event-loop delay: a stall shows in kubedns_event_loop_delay_seconds and in
   // buckets are cumulative and never shrink
   const count2 = Number(calm.split('\n').find((l) => l.startsWith('kubedns_event_loop_delay_seconds_count '))?.split(' ')[1]);
   assert.ok(count2 >= count);
+});
+
+test('CPU contention: the time the event loop waited for a CPU shows in kubedns_event_loop_cpu_wait_seconds_total', async (t) => {
+  const m = new KubeDnsMetrics();
+  t.after(() => m.close());
+  const wait = async () => Number((await m.registry.metrics()).split('\n').find((l) => l.startsWith('kubedns_event_loop_cpu_wait_seconds_total '))?.split(' ')[1]);
+  const before = await wait();
+  assert.ok(before >= 0, `kubedns_event_loop_cpu_wait_seconds_total is exported (${before})`);
+  // this thread and a busy process share CPU 0 for a second: each gets half, and waits the rest
+  execFileSync('taskset', ['-p', '-c', '0', String(process.pid)], { stdio: 'ignore' });
+  t.after(() => execFileSync('taskset', ['-p', '-c', `0-${availableParallelism() - 1}`, String(process.pid)], { stdio: 'ignore' }));
+  const hog = spawn('taskset', ['-c', '0', process.execPath, '-e', 'const end = Date.now() + 3000; while (Date.now() < end);'], { stdio: 'ignore' });
+  t.after(() => hog.kill('SIGKILL'));
+  await new Promise((r) => setTimeout(r, 300)); // the hog is running
+  const from = await wait();
+  const until = performance.now() + 1000;
+  while (performance.now() < until) {
+    /* wants the CPU all the time */
+  }
+  const waited = (await wait()) - from;
+  t.diagnostic(`waited ${waited.toFixed(2)} s for a CPU in 1 s of work beside a busy process`);
+  assert.ok(waited >= 0.25, `${waited.toFixed(2)} s of CPU wait counted in 1 s shared with a busy process`);
 });
