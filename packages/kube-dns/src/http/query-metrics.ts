@@ -6,7 +6,7 @@
 import type { Registry } from 'prom-client';
 
 type Labels = Record<string, string | number>;
-interface Value {
+export interface Value {
   value: number;
   labels: Labels;
   metricName?: string;
