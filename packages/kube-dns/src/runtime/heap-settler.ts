@@ -105,9 +105,13 @@ export function settleHeap(opts: HeapSettlerOptions = {}): HeapSettler {
   /** One full collection that also compacts: V8 otherwise compacts only the pages it finds fragmented enough. */
   const collect = (): { oldSize: number; ms: number } => {
     const t0 = performance.now();
+    // a V8 flag read at each full collection, on for this one only (V8's own stay as they were)
     setFlagsFromString('--compact-on-every-full-gc');
-    gc();
-    setFlagsFromString('--no-compact-on-every-full-gc');
+    try {
+      gc();
+    } finally {
+      setFlagsFromString('--no-compact-on-every-full-gc');
+    }
     lastFull = performance.now();
     const { oldSize } = spaces();
     oldLeast = oldSize;
