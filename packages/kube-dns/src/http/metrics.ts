@@ -15,6 +15,8 @@ const DURATION_BUCKETS = [0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005
 const SKY_DURATION_BUCKETS = [0.001, 0.003, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 const SKY_SIZE_BUCKETS = [0, 512, 1024, 1500, 2048, 4096, 8192, 12288, 16384, 20480, 24576, 28672, 32768, 36864, 40960, 45056, 49152, 53248, 57344, 61440, 65536];
 const rcodeName = (n: number) => RCODE_NAMES[n] ?? `RCODE${n}`;
+/** prom-client's default nodejs_eventloop_lag<suffix>_seconds gauges, removed (see the constructor). */
+const EVENTLOOP_LAG_SUFFIXES = ['', '_min', '_max', '_mean', '_stddev', '_p50', '_p90', '_p99'];
 /**
  * qtypes with a label of their own; every other number a client sends is counted as 'other', so
  * the series of kubedns_dns_requests_total stay a small fixed set whatever arrives on the wire.
@@ -22,7 +24,6 @@ const rcodeName = (n: number) => RCODE_NAMES[n] ?? `RCODE${n}`;
 const QTYPE_LABELS = ['other', 'A', 'NS', 'CNAME', 'SOA', 'PTR', 'MX', 'TXT', 'AAAA', 'SRV', 'NAPTR', 'DS', 'DNSKEY', 'SVCB', 'HTTPS', 'IXFR', 'AXFR', 'ANY', 'CAA'];
 /** qtype number → index in QTYPE_LABELS (0: other): one array read per query. */
 const QTYPE_INDEX = new Uint8Array(65536);
-const EVENTLOOP_LAG_SUFFIXES = ['', '_min', '_max', '_mean', '_stddev', '_p50', '_p90', '_p99'];
 for (const [n, name] of [[1, 'A'], [2, 'NS'], [5, 'CNAME'], [6, 'SOA'], [12, 'PTR'], [15, 'MX'], [16, 'TXT'], [28, 'AAAA'], [33, 'SRV'], [35, 'NAPTR'], [43, 'DS'], [48, 'DNSKEY'], [64, 'SVCB'], [65, 'HTTPS'], [251, 'IXFR'], [252, 'AXFR'], [255, 'ANY'], [257, 'CAA']] as const) {
   QTYPE_INDEX[n] = QTYPE_LABELS.indexOf(name);
 }
