@@ -6,7 +6,7 @@
 // every replica of the pod.
 //   node scripts/bundle.mjs [--only PKG] [--analyze]   (after tsc -b; `npm run build` runs both)
 // Writes packages/<pkg>/bundle/<pkg>.mjs (+ .map, + .LEGAL.txt with the bundled licences).
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join, relative } from 'node:path';
 import * as esbuild from 'esbuild';
@@ -70,6 +70,69 @@ function trimClientNodeModels() {
         const left = [...out.matchAll(/^import \{ ([A-Za-z0-9_]+) \}/gm)].length;
         if (left !== models.size) throw new Error(`trim-client-node-models: ObjectSerializer.js kept ${left} imports for ${models.size} models: its layout changed, update scripts/bundle.mjs`);
         return { contents: out, loader: 'js' };
+      });
+    },
+  };
+}
+
+/**
+ * The generated API classes are whole: CoreV1Api alone is 412 request builders and as many
+ * response readers, wrapped twice more (ObservableAPI, ObjectParamAPI), about 900 KB of source
+ * in kube-dns's bundle for the handful of list calls it makes. A class cannot be tree-shaken
+ * method by method, and every byte of a script's source stays in the heap, with a function
+ * object for each method once the class is created. This plugin keeps, in those files, only
+ * the methods whose name (without `WithHttpInfo`) appears in our own compiled code or in
+ * client-node's hand-written part: what nothing can call by name is dropped.
+ */
+function trimClientNodeApis() {
+  let used;
+  const GEN = /@kubernetes[\\/]client-node[\\/]dist[\\/]gen[\\/](apis[\\/][A-Za-z0-9]+Api\.js|types[\\/](ObservableAPI|ObjectParamAPI)\.js)$/;
+  const namesIn = async (dir, filter) => {
+    const text = [];
+    for (const f of await readdir(dir, { recursive: true })) {
+      if (f.endsWith('.js') && filter(f)) text.push(await readFile(join(dir, f), 'utf8'));
+    }
+    return new Set(text.join('\n').match(/[A-Za-z_$][\w$]*/g));
+  };
+  const usedNames = async () => {
+    const ours = await Promise.all(BINARIES.concat('config', 'dns-client').map((p) => namesIn(join(root, 'packages', p, 'dist', 'src'), () => true)));
+    const clientNode = dirname(require.resolve('@kubernetes/client-node'));
+    const theirs = await namesIn(clientNode, (f) => !/^gen[\\/]/.test(f));
+    return new Set([...ours.flatMap((s) => [...s]), ...theirs]);
+  };
+  return {
+    name: 'trim-client-node-apis',
+    setup(build) {
+      build.onLoad({ filter: GEN }, async (args) => {
+        used ??= await usedNames();
+        const lines = (await readFile(args.path, 'utf8')).split('\n');
+        const out = [];
+        let inClass = false;
+        let chunk = [];
+        for (const line of lines) {
+          if (!inClass) {
+            out.push(line);
+            inClass = /^export class [A-Za-z0-9_]+ /.test(line) && line.endsWith('{');
+            continue;
+          }
+          if (line === '}') {
+            if (chunk.length > 0) throw new Error(`trim-client-node-apis: ${args.path}: a class ends inside a member: its layout changed, update scripts/bundle.mjs`);
+            out.push(line);
+            inClass = false;
+            continue;
+          }
+          // a member is its doc comment, its first line at four spaces, and everything up to
+          // the next line that is a closing brace at four spaces
+          chunk.push(line);
+          if (line !== '    }') continue;
+          const head = chunk.find((l) => /^ {4}(async )?[A-Za-z_$][\w$]*\(/.test(l));
+          if (!head) throw new Error(`trim-client-node-apis: ${args.path}: a class member without a method line: its layout changed, update scripts/bundle.mjs`);
+          const name = head.match(/^ {4}(?:async )?([A-Za-z_$][\w$]*)\(/)[1];
+          if (name === 'constructor' || used.has(name.replace(/WithHttpInfo$/, ''))) out.push(...chunk);
+          chunk = [];
+        }
+        if (inClass) throw new Error(`trim-client-node-apis: ${args.path}: a class does not end: its layout changed, update scripts/bundle.mjs`);
+        return { contents: out.join('\n'), loader: 'js' };
       });
     },
   };
@@ -198,7 +261,7 @@ export async function bundle(pkg) {
     metafile: true,
     write: false,
     logLevel: 'warning',
-    plugins: [trimClientNodeModels(), nodeUrlForWhatwgUrl(), lazyRequires(), inlinePackageJson(pkg)],
+    plugins: [trimClientNodeModels(), trimClientNodeApis(), nodeUrlForWhatwgUrl(), lazyRequires(), inlinePackageJson(pkg)],
   });
   // Written to a temporary name and renamed: a launcher starting meanwhile (or rebuilding the
   // same bundle at the same moment, see bin/) never reads half a file.

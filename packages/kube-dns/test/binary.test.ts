@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { datas, query } from '@kube-dns/dns-client';
-import { clusterIPService, freePort, startFakeApiServer, startTestDnsServer } from '@kube-dns/testkit';
+import { clusterIPService, endpointSlice, freePort, headlessService, namespaceObject, pod, startFakeApiServer, startTestDnsServer } from '@kube-dns/testkit';
 
 const BIN = fileURLToPath(new URL('../../bin/kube-dns.js', import.meta.url));
 
@@ -150,4 +150,35 @@ test('no API server at start: it logs loudly after --initial-sync-timeout, keeps
   }
   const after = await query({ host: '127.0.0.1', port: dnsPort }, { name: 'kubernetes.default.svc.cluster.local', type: 'A' });
   assert.deepEqual(datas(after.packet.answers), ['10.0.0.1']);
+});
+
+test('every list call the shipped binary can make reaches the API server: cluster-wide and per namespace, Services, EndpointSlices, Pods, Namespaces', async (t) => {
+  // the bundle keeps only the methods of client-node's generated API classes that something calls
+  // by name (scripts/bundle.mjs): each list the binary makes is exercised here, on what ships
+  const api = await startFakeApiServer();
+  t.after(() => api.close());
+  api.upsert('services', clusterIPService('team-a', 'web', ['10.3.0.1']));
+  api.upsert('services', headlessService('team-a', 'db'));
+  api.upsert('endpointslices', endpointSlice('team-a', 'db', 'db-1', 'IPv4', [{ ip: '10.4.0.7' }]));
+  api.upsert('pods', pod('team-a', 'client', ['10.5.0.9']));
+  api.upsert('namespaces', namespaceObject('team-a', { dns: 'on' }));
+  for (const selection of ['--namespaces=team-a', '--namespace-labels=dns=on']) {
+    const { r, dnsPort } = await runServing(api.kubeconfigPath, [selection, '--pods=verified']);
+    t.after(() => r.p.kill('SIGKILL'));
+    const server = { host: '127.0.0.1', port: dnsPort };
+    const answer = async (name: string) => {
+      const x = await query(server, { name, type: 'A', timeoutMs: 500 }).catch(() => undefined);
+      return x?.packet.rcode === 'NOERROR' ? datas(x.packet.answers) : [];
+    };
+    const deadline = Date.now() + 20_000; // generous: a loaded CI machine takes seconds to start node
+    while ((await answer('web.team-a.svc.cluster.local')).length === 0) {
+      assert.ok(Date.now() < deadline, `${selection}: never answered for the Service: ${r.err().slice(-2000)}`);
+      await new Promise((res) => setTimeout(res, 100));
+    }
+    assert.deepEqual(await answer('db.team-a.svc.cluster.local'), ['10.4.0.7'], `${selection}: the EndpointSlice was listed`);
+    assert.deepEqual(await answer('10-5-0-9.team-a.pod.cluster.local'), ['10.5.0.9'], `${selection}: the Pod was listed`);
+    assert.doesNotMatch(r.err(), /is not a function/);
+    r.p.kill('SIGKILL');
+    await r.exited;
+  }
 });
