@@ -5,7 +5,8 @@
 // and whatever its modules create when they load), so what is not bundled is memory saved in
 // every replica of the pod.
 //   node scripts/bundle.mjs [--only PKG] [--analyze]   (after tsc -b; `npm run build` runs both)
-// Writes packages/<pkg>/bundle/<pkg>.mjs (+ .map, + .LEGAL.txt with the bundled licences).
+// Writes packages/<pkg>/bundle/<pkg>.mjs (+ .map, + .LEGAL.txt with the bundled licences) and
+// <pkg>.lazy.cjs, the modules it loads only on first use (+ .map).
 import { mkdir, readdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join, relative } from 'node:path';
@@ -203,10 +204,21 @@ const LAZY_REQUIRES = [
 ];
 const LAZY_FILTER = new RegExp(`^(${LAZY_REQUIRES.map((r) => r.module.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')).join('|')})$`);
 
-function lazyRequires() {
+/**
+ * The side file of a binary's bundle: the modules held back until first use (LAZY_REQUIRES) are
+ * not in the bundle itself but in `<binary>.lazy.cjs` next to it, each behind a function that
+ * evaluates it on the first call. Their source is read only by a process that takes such a path:
+ * otherwise it would sit in every process's heap (the bundle's source string stays for the life
+ * of the process), mime-db's table and iconv-lite's code pages (under body-parser's reader) alone
+ * being about 650 KB of it, 1.4 MB of a sidecar's RSS (measured).
+ */
+const lazyFile = (pkg) => `${pkg}.lazy.cjs`;
+
+function lazyRequires(pkg, heldBack) {
   return {
     name: 'lazy-requires',
     setup(build) {
+      build.onResolve({ filter: /\.lazy\.cjs$/ }, (args) => (args.path === `./${lazyFile(pkg)}` ? { path: args.path, external: true } : undefined));
       build.onResolve({ filter: LAZY_FILTER }, async (args) => {
         if (args.kind !== 'require-call' || args.pluginData === 'lazy') return undefined;
         const rule = LAZY_REQUIRES.find((r) => r.module === args.path && r.from.test(args.importer));
@@ -222,18 +234,22 @@ function lazyRequires() {
         // an object target for a namespace, a function target for a function or a class (new)
         const { target: kind, real } = args.pluginData;
         const target = kind === 'function' ? 'function lazy() {}' : '{}';
+        // a built-in of node's is required by name; a module of ours comes from the side file
+        const external = !real.startsWith('/');
+        if (!external) heldBack.set(args.path, real);
+        const get = external ? `require(${JSON.stringify(real)})` : `require(${JSON.stringify(`./${lazyFile(pkg)}`)})[${JSON.stringify(args.path)}]()`;
         return {
           // each load is also noted in a global list, so a test can see what a serving process
           // ended up loading (packages/*/test/lazy-modules.test.ts)
           contents: `let real;
-const load = () => (real ??= ((globalThis[Symbol.for('kube-dns.lazy-loaded')] ??= []).push(${JSON.stringify(args.path)}), require(${JSON.stringify(real)})));
+const load = () => (real ??= ((globalThis[Symbol.for('kube-dns.lazy-loaded')] ??= []).push(${JSON.stringify(args.path)}), ${get}));
 module.exports = new Proxy(${target}, {
   get: (_, key) => load()[key],
   has: (_, key) => key in load(),
   apply: (_, self, argv) => Reflect.apply(load(), self, argv),
   construct: (_, argv) => Reflect.construct(load(), argv),
 });`,
-          resolveDir: real.startsWith('/') ? dirname(real) : root,
+          resolveDir: root,
           loader: 'js',
         };
       });
@@ -243,6 +259,7 @@ module.exports = new Proxy(${target}, {
 
 export async function bundle(pkg) {
   const outfile = join(root, 'packages', pkg, 'bundle', `${pkg}.mjs`);
+  const heldBack = new Map();
   const result = await esbuild.build({
     entryPoints: [join(root, 'packages', pkg, 'dist', 'src', 'main.js')],
     outfile,
@@ -261,12 +278,40 @@ export async function bundle(pkg) {
     metafile: true,
     write: false,
     logLevel: 'warning',
-    plugins: [trimClientNodeModels(), trimClientNodeApis(), nodeUrlForWhatwgUrl(), lazyRequires(), inlinePackageJson(pkg)],
+    plugins: [trimClientNodeModels(), trimClientNodeApis(), nodeUrlForWhatwgUrl(), lazyRequires(pkg, heldBack), inlinePackageJson(pkg)],
+  });
+  // the side file (lazyFile above): written for every binary, empty when nothing is held back,
+  // so that every image ships the same set of files
+  const entries = [...heldBack].sort(([a], [b]) => a.localeCompare(b)).map(([key, real]) => `  ${JSON.stringify(key)}: () => require(${JSON.stringify(real)}),`);
+  const side = await esbuild.build({
+    stdin: { contents: `module.exports = {\n${entries.join('\n')}\n};\n`, resolveDir: root, sourcefile: lazyFile(pkg), loader: 'js' },
+    outfile: join(dirname(outfile), lazyFile(pkg)),
+    bundle: true,
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+    minifyWhitespace: true,
+    minifySyntax: true,
+    sourcemap: 'external',
+    legalComments: 'external',
+    write: false,
+    logLevel: 'warning',
+    plugins: [nodeUrlForWhatwgUrl()],
   });
   // Written to a temporary name and renamed: a launcher starting meanwhile (or rebuilding the
   // same bundle at the same moment, see bin/) never reads half a file.
   await mkdir(dirname(outfile), { recursive: true });
-  for (const f of result.outputFiles) {
+  // one licence file per binary: the side file's notices go after the bundle's
+  const isLegal = (f) => f.path.endsWith('.LEGAL.txt');
+  const sideLegal = side.outputFiles.find(isLegal)?.text.replace(/^Bundled license information:\n/, '');
+  const files = [...result.outputFiles, ...side.outputFiles.filter((f) => !isLegal(f))].map((f) => ({ path: f.path, contents: f.contents }));
+  if (sideLegal) {
+    const legal = files.find(isLegal);
+    const text = `${legal ? new TextDecoder().decode(legal.contents) : 'Bundled license information:\n'}\nIn ${lazyFile(pkg)} (loaded on first use):\n${sideLegal}`;
+    if (legal) legal.contents = new TextEncoder().encode(text);
+    else files.push({ path: `${outfile}.LEGAL.txt`, contents: new TextEncoder().encode(text) });
+  }
+  for (const f of files) {
     const tmp = `${f.path}.${process.pid}.tmp`;
     await writeFile(tmp, f.contents);
     await rename(tmp, f.path);

@@ -11,6 +11,7 @@ import { promisify } from 'node:util';
 const ROOT = new URL('../../../../', import.meta.url).pathname;
 const run = promisify(execFile);
 const bundlePath = (pkg: string) => join(ROOT, 'packages', pkg, 'bundle', `${pkg}.mjs`);
+const lazyPath = (pkg: string) => join(ROOT, 'packages', pkg, 'bundle', `${pkg}.lazy.cjs`);
 
 /** Runs the launcher once, which (re)builds a missing or stale bundle in a checkout. */
 async function ensureBundle(pkg: string): Promise<void> {
@@ -28,6 +29,7 @@ for (const [pkg, help, version] of [
     t.after(() => rm(dir, { recursive: true, force: true }));
     const alone = join(dir, `${pkg}.mjs`);
     await copyFile(bundlePath(pkg), alone);
+    await copyFile(lazyPath(pkg), join(dir, `${pkg}.lazy.cjs`));
     const h = await run(process.execPath, [alone, help], { cwd: dir, timeout: 30_000 });
     assert.match(h.stdout, new RegExp(`^Usage of ${pkg}:`));
     if (version) {
@@ -62,4 +64,35 @@ test('kube-dns bundle: the client-node models it deserializes and the API method
   }
   // whatwg-url's URL parser (and with it tr46's Unicode table) is left out: node-fetch uses Node's URL
   assert.ok(!src.includes('"scheme start"'), "whatwg-url's URL parser is not in the bundle");
+});
+
+test('the modules held back until first use: each one the bundles ask for is in the side file and loads on its own', async (t) => {
+  const asked = new Map<string, string[]>();
+  for (const pkg of ['kube-dns', 'sidecar', 'dnsmasq-nanny']) {
+    await ensureBundle(pkg);
+    const src = await readFile(bundlePath(pkg), 'utf8');
+    const keys = [...src.matchAll(new RegExp(`require\\("\\./${pkg}\\.lazy\\.cjs"\\)\\[("[^"]+")\\]`, 'g'))].map((m) => JSON.parse(m[1]!) as string);
+    asked.set(pkg, keys);
+    // what they weigh stays out of the bundle the process reads at start
+    if (keys.length > 0) assert.ok(!src.includes('"application/vnd.'), `${pkg}: mime-db's table is not in the bundle`);
+  }
+  // express and prom-client (kube-dns and the sidecar) hold back mime-types, body-parser's reader
+  // and the Pushgateway; the nanny has neither
+  for (const pkg of ['kube-dns', 'sidecar']) {
+    assert.deepEqual([...asked.get(pkg)!].sort(), ['node_modules/body-parser/lib/read.js', 'node_modules/mime-types/index.js', 'node_modules/prom-client/lib/pushgateway.js']);
+  }
+  assert.deepEqual(asked.get('dnsmasq-nanny'), []);
+  // copied alone (no node_modules), each entry loads and works
+  const dir = await mkdtemp(join(tmpdir(), 'bundle-lazy-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  for (const pkg of ['kube-dns', 'sidecar']) {
+    await copyFile(lazyPath(pkg), join(dir, `${pkg}.lazy.cjs`));
+    const probe = `const m = require('./${pkg}.lazy.cjs');
+      const mime = m['node_modules/mime-types/index.js']();
+      const read = m['node_modules/body-parser/lib/read.js']();
+      const Pushgateway = m['node_modules/prom-client/lib/pushgateway.js']();
+      process.stdout.write(JSON.stringify([mime.lookup('x.json'), typeof read, typeof Pushgateway.prototype.pushAdd]));`;
+    const r = await run(process.execPath, ['-e', probe], { cwd: dir, timeout: 30_000 });
+    assert.deepEqual(JSON.parse(r.stdout), ['application/json', 'function', 'function'], pkg);
+  }
 });

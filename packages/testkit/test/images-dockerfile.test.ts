@@ -103,6 +103,8 @@ for (const { pkg, container: name } of IMAGES) {
     const layered = stage.lines.filter((l) => /^(COPY|ADD|RUN)\s/.test(l));
     assert.equal(layered.length, 1, `${pkg}: one layer of its own`);
     assert.match(layered[0]!, new RegExp(`^COPY --from=bundles /app/packages/${pkg}/bundle/${pkg}\\.mjs .* /app/$`));
+    // and the side file with the modules the bundle loads on first use (scripts/bundle.mjs)
+    assert.ok(layered[0]!.split(' ').includes(`/app/packages/${pkg}/bundle/${pkg}.lazy.cjs`), `${pkg}: the image ships ${pkg}.lazy.cjs`);
     const entry = JSON.parse(lines.find((l) => l.startsWith('ENTRYPOINT'))!.slice('ENTRYPOINT'.length)) as string[];
     const argv = pkg === 'dnsmasq-nanny' ? entry.slice(entry.indexOf('--') + 1) : entry;
     // the nanny's image runs tini as PID 1 (it reaps dnsmasq's orphaned children)
