@@ -52,9 +52,12 @@ function trimClientNodeModels() {
     setup(build) {
       // Each generated module ends in assignments to its class's statics (Model.mapping = ...),
       // which esbuild must assume to be side effects: it would keep every module imported at
-      // all. They are not, so mark them side-effect free and only what is used stays.
+      // all. They are not, so mark them side-effect free and only what is used stays. The same
+      // holds for client-node's hand-written modules, which its index re-exports all of: exec,
+      // attach, cp, port-forward, top (with ws, tar-fs and streamx) went once marked (the bundle
+      // 1,169 -> 1,027 KB). None is imported for its side effects alone.
       build.onResolve({ filter: /^\.\.?\/.*\.js$/ }, async (args) => {
-        if (args.pluginData === 'trim' || !/@kubernetes[\\/]client-node[\\/]dist[\\/]gen[\\/]/.test(args.importer)) return undefined;
+        if (args.pluginData === 'trim' || !/@kubernetes[\\/]client-node[\\/]dist[\\/]/.test(args.importer)) return undefined;
         const r = await build.resolve(args.path, { resolveDir: args.resolveDir, kind: args.kind, importer: args.importer, pluginData: 'trim' });
         return r.errors.length > 0 ? { errors: r.errors } : { path: r.path, sideEffects: false };
       });
