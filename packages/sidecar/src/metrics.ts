@@ -1,7 +1,8 @@
 // The sidecar's metrics, named exactly as the original's so dashboards keep working
 // (kubernetes/dns pkg/sidecar): counters without `_total`, the dnsmasq cache size as a counter, one histogram
 // and one error counter per probe. Our own registry: nothing leaks in from other modules.
-import { Counter, Histogram, Registry, collectDefaultMetrics, exponentialBuckets } from 'prom-client';
+import { Counter, Histogram, Registry, exponentialBuckets } from 'prom-client';
+import { collectProcessMetrics } from '@kube-dns/config/process-metrics';
 import type { CacheStat } from './dnsmasq-stats.js';
 
 /** prometheus.BuildFQName: the non-empty parts joined with '_'. */
@@ -65,7 +66,9 @@ export function createMetrics(namespace: string, probeLabels: readonly string[],
       errors: new Counter({ name: fqName(namespace, 'probe', `${label}_errors`), help: `Count of errors in name resolution of ${label}`, registers }),
     });
   }
-  // process_* as the original's Go client had, plus Node's own (event loop lag, heap).
-  if (opts.processMetrics !== false) collectDefaultMetrics({ register: registry });
+  // process_* as the original's Go client had, plus Node's own (heap, GC), but not prom-client's
+  // event-loop lag gauges: their monitor costs the sidecar 1.1 MB, and its loop is not what an
+  // operator watches (@kube-dns/config/process-metrics)
+  if (opts.processMetrics !== false) collectProcessMetrics(registry);
   return { registry, cache, errors, upstreamQueries, upstreamFailures, probes };
 }

@@ -81,6 +81,9 @@ test('metrics and health checks against a real dnsmasq (g.6 #41)', async (t) => 
   assert.deepEqual([PROBE_LATENCY_BUCKETS[0], PROBE_LATENCY_BUCKETS.at(-1), PROBE_LATENCY_BUCKETS.length], [0.25, 8192, 16]);
   assert.equal(families.get('process_cpu_seconds_total')?.type, 'COUNTER');
   assert.ok(families.has('process_resident_memory_bytes'));
+  assert.ok(families.has('nodejs_heap_size_used_bytes'), "Node's own heap metrics");
+  // not prom-client's event-loop lag gauges: their monitor costs the sidecar 1.1 MB
+  assert.ok(![...families.keys()].some((n) => n.startsWith('nodejs_eventloop_lag')), 'no nodejs_eventloop_lag_*');
 
   const ok = await getHealth(sidecar.port, 'ok');
   assert.equal(ok.status, 200);

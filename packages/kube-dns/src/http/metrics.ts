@@ -3,6 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
 import client, { type Counter, Registry } from 'prom-client';
+import { collectProcessMetrics } from '@kube-dns/config/process-metrics';
 import type { Transport } from '@kube-dns/dns-client';
 import type { QueryObserver, System } from '../server/handler.js';
 import { FastHistogram, registerScraped, type Value } from './query-metrics.js';
@@ -15,8 +16,6 @@ const DURATION_BUCKETS = [0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005
 const SKY_DURATION_BUCKETS = [0.001, 0.003, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 const SKY_SIZE_BUCKETS = [0, 512, 1024, 1500, 2048, 4096, 8192, 12288, 16384, 20480, 24576, 28672, 32768, 36864, 40960, 45056, 49152, 53248, 57344, 61440, 65536];
 const rcodeName = (n: number) => RCODE_NAMES[n] ?? `RCODE${n}`;
-/** prom-client's default nodejs_eventloop_lag<suffix>_seconds gauges, removed (see the constructor). */
-const EVENTLOOP_LAG_SUFFIXES = ['', '_min', '_max', '_mean', '_stddev', '_p50', '_p90', '_p99'];
 /**
  * qtypes with a label of their own; every other number a client sends is counted as 'other', so
  * the series of kubedns_dns_requests_total stay a small fixed set whatever arrives on the wire.
@@ -56,11 +55,11 @@ export class KubeDnsMetrics implements QueryObserver {
 
   constructor(opts: KubeDnsMetricsOptions = {}, gauges: GaugeSources = {}) {
     const r = this.registry;
-    client.collectDefaultMetrics({ register: r });
-    // prom-client's nodejs_eventloop_lag_* (eight gauges, each a read of a histogram that is
-    // never reset, its standard deviation among them) measure what kubedns_event_loop_delay_*
-    // measures, at a cost on every scrape; no dashboard or rule of ours reads them
-    for (const x of EVENTLOOP_LAG_SUFFIXES) r.removeSingleMetric(`nodejs_eventloop_lag${x}_seconds`);
+    // prom-client's process_* and nodejs_*, but not its nodejs_eventloop_lag_* (eight gauges,
+    // each a read of a histogram that is never reset, its standard deviation among them): they
+    // measure what kubedns_event_loop_delay_* measures, with a second monitor, at a cost on every
+    // scrape; no dashboard or rule of ours reads them
+    collectProcessMetrics(r);
     const sky = `${opts.skydnsNamespace ?? 'skydns'}_${opts.skydnsSubsystem ?? 'skydns'}_dns`;
     registerScraped(r, 'kubedns_dns_requests_total', 'DNS queries answered, by query type, response code and transport.', 'counter', () => {
       // a loop over the 2,432 cells, not a spread and a flatMap (150 µs a scrape): most are 0
