@@ -240,7 +240,11 @@ function lazyRequires(pkg, heldBack) {
         // a built-in of node's is required by name; a module of ours comes from the side file
         const external = !real.startsWith('/');
         if (!external) heldBack.set(args.path, real);
-        const get = external ? `require(${JSON.stringify(real)})` : `require(${JSON.stringify(`./${lazyFile(pkg)}`)})[${JSON.stringify(args.path)}]()`;
+        // a side file left behind when the bundle was copied fails with a message that says so
+        const side = JSON.stringify(`./${lazyFile(pkg)}`);
+        const get = external
+          ? `require(${JSON.stringify(real)})`
+          : `(() => { let lazySide; try { lazySide = require(${side}); } catch (e) { throw new Error(${JSON.stringify(`${lazyFile(pkg)} must sit next to ${pkg}.mjs (the modules it loads on first use): `)} + e.message); } return lazySide[${JSON.stringify(args.path)}](); })()`;
         return {
           // each load is also noted in a global list, so a test can see what a serving process
           // ended up loading (packages/*/test/lazy-modules.test.ts)

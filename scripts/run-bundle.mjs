@@ -28,8 +28,10 @@ function newestCompiled(NAME) {
 /** Runs packages/<NAME>/bundle/<NAME>.mjs in this process, rebuilding it first when stale. */
 export async function runBundle(NAME) {
   const bundle = `${packages}${NAME}/bundle/${NAME}.mjs`;
+  // its side file (modules loaded on first use): a bundle built before there was one is stale too
+  const side = `${packages}${NAME}/bundle/${NAME}.lazy.cjs`;
   const compiled = existsSync(builder) ? newestCompiled(NAME) : 0;
-  if (compiled > 0 && (!existsSync(bundle) || statSync(bundle).mtimeMs < compiled)) {
+  if (compiled > 0 && (!existsSync(bundle) || !existsSync(side) || statSync(bundle).mtimeMs < compiled)) {
     execFileSync(process.execPath, [builder, '--only', NAME], { stdio: ['ignore', 'ignore', 'inherit'] });
   }
   if (!existsSync(bundle)) {

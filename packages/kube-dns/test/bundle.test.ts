@@ -66,12 +66,17 @@ test('kube-dns bundle: the client-node models it deserializes and the API method
   assert.ok(!src.includes('"scheme start"'), "whatwg-url's URL parser is not in the bundle");
 });
 
+const keys0 = (src: string) => [...src.matchAll(/lazySide\[("[^"]+")\]\(\)/g)].map((m) => JSON.parse(m[1]!) as string);
+
 test('the modules held back until first use: each one the bundles ask for is in the side file and loads on its own', async (t) => {
   const asked = new Map<string, string[]>();
   for (const pkg of ['kube-dns', 'sidecar', 'dnsmasq-nanny']) {
     await ensureBundle(pkg);
     const src = await readFile(bundlePath(pkg), 'utf8');
-    const keys = [...src.matchAll(new RegExp(`require\\("\\./${pkg}\\.lazy\\.cjs"\\)\\[("[^"]+")\\]`, 'g'))].map((m) => JSON.parse(m[1]!) as string);
+    // each stand-in requires ./<pkg>.lazy.cjs (with a message naming it when it is missing) and
+    // calls its entry: lazySide["<module>"]() (scripts/bundle.mjs)
+    assert.equal(src.includes(`require("./${pkg}.lazy.cjs")`), keys0(src).length > 0, `${pkg}: the stand-ins require ${pkg}.lazy.cjs`);
+    const keys = keys0(src);
     asked.set(pkg, keys);
     // what they weigh stays out of the bundle the process reads at start
     if (keys.length > 0) assert.ok(!src.includes('"application/vnd.'), `${pkg}: mime-db's table is not in the bundle`);
