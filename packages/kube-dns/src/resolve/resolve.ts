@@ -22,14 +22,23 @@ export const MAX_CNAME_CHAIN = 8;
 export function resolve(zone: Zone, qname: string, qtype: string, opts: ResolveOptions, lname?: string): Resolution {
   const owner = qname.endsWith('.') ? qname.slice(0, -1) : qname;
   const lower = lname ?? asciiLower(owner);
-  const type = qtype.toUpperCase();
-  if (inZone(lower, opts.zone)) return resolveInZone(new Question(zone, opts, type, owner), lower);
+  const type = upperCase(qtype);
+  if (inZone(lower, opts.zone)) return resolveTop(zone, opts, type, owner, lower);
   if (isReverseName(lower)) return resolveReverse(zone, owner, lower, type, opts);
   if (opts.external) {
     const ez = findExternalZone(lower, opts.external);
     if (ez) return resolveExternal(zone, owner, lower, type, ez);
   }
   return forward(false, 'static');
+}
+
+/** The type in upper case. The server's already is, and toUpperCase() copies even then (24 bytes). */
+function upperCase(qtype: string): string {
+  for (let i = 0; i < qtype.length; i++) {
+    const c = qtype.charCodeAt(i);
+    if (c >= 0x61 && c <= 0x7a) return qtype.toUpperCase();
+  }
+  return qtype;
 }
 
 /**
@@ -40,11 +49,21 @@ class Question implements Ctx {
   private seen: Set<string> | undefined;
   private depth = 0;
   constructor(
-    readonly zone: Zone,
-    readonly opts: ResolveOptions,
-    readonly qtype: string,
-    readonly owner: string,
+    public zone: Zone,
+    public opts: ResolveOptions,
+    public qtype: string,
+    public owner: string,
   ) {}
+
+  /** Makes this the question for another name (see resolveTop). */
+  reset(zone: Zone, opts: ResolveOptions, qtype: string, owner: string): void {
+    this.zone = zone;
+    this.opts = opts;
+    this.qtype = qtype;
+    this.owner = owner;
+    this.seen = undefined;
+    this.depth = 0;
+  }
 
   lookupInZone(name: string): Resolution | undefined {
     this.seen ??= new Set([asciiLower(this.owner)]);
@@ -58,6 +77,26 @@ class Question implements Ctx {
     const r = resolveInZone(sub, name);
     this.depth = sub.depth;
     return r;
+  }
+}
+
+/**
+ * The top-level Question is reused: resolution is synchronous and nothing keeps its ctx past the
+ * return (an ExternalName chain makes Questions of its own), so a name asked costs no Question
+ * object (72 bytes a query, most of them NXDOMAIN: garbage sets how often the young generation
+ * is collected under load, docs/hot-path.md). Taken out while in use, so a resolve() called from
+ * inside another gets a fresh one.
+ */
+let spare: Question | undefined;
+
+function resolveTop(zone: Zone, opts: ResolveOptions, qtype: string, owner: string, lname: string): Resolution {
+  const q = spare ?? new Question(zone, opts, qtype, owner);
+  spare = undefined;
+  q.reset(zone, opts, qtype, owner);
+  try {
+    return resolveInZone(q, lname);
+  } finally {
+    spare = q;
   }
 }
 

@@ -1,7 +1,7 @@
 // Resolution → reply bytes. The header and question are copied from the query (so the client's
 // 0x20 case and unknown qtypes survive untouched); records are encoded with dns-packet.
 import * as dnsPacket from 'dns-packet';
-import { Flag, RCODE, TYPE_OPT, type ParsedQuery } from './wire.js';
+import { Flag, RCODE, TYPE_OPT, copyBytes, type ParsedQuery } from './wire.js';
 
 type RR = dnsPacket.Answer;
 const rrCodec = (dnsPacket as unknown as { answer: { encode(a: RR): Buffer; encodingLength(a: RR): number } }).answer;
@@ -188,7 +188,7 @@ export function encodeNegative(query: Buffer, q: ParsedQuery, rcode: number, aa:
   out.writeUInt32BE(0x00010000, 4); // qdcount 1, ancount 0
   out.writeUInt16BE(1, 8); // nscount
   out.writeUInt16BE(q.edns ? 1 : 0, 10);
-  query.copy(out, 12, 12, q.questionEnd);
+  copyBytes(query, 12, q.questionEnd, out, 12);
   rr.copy(out, 12 + qlen);
   if (q.edns) writeOpt(out, 12 + qlen + rr.length, q);
   return out;

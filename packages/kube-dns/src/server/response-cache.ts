@@ -15,7 +15,7 @@
 // (the same bytes would be built), and only the same L when it was.
 import type { GenerationCell, ZoneReader } from '../records/types.js';
 import type { ParsedQuery } from './wire.js';
-import { Flag } from './wire.js';
+import { Flag, copyBytes } from './wire.js';
 
 interface Entry {
   /** What besides the name the entry answers: qtype, and variant (see variant()). */
@@ -90,7 +90,9 @@ export class ResponseCache {
     out.writeUInt16BE(q.id, 0);
     const keep = out.readUInt16BE(2) & ~(Flag.RD | Flag.CD | 0x7800);
     out.writeUInt16BE(keep | (q.flags & (Flag.RD | Flag.CD | 0x7800)), 2);
-    for (const off of e.nameOffsets) query.copy(out, off, q.nameOffset, q.nameOffset + q.nameLength);
+    // index loop and byte copy: no iterator, no Uint8Array view per hit (copyBytes)
+    const offsets = e.nameOffsets;
+    for (let i = 0; i < offsets.length; i++) copyBytes(query, q.nameOffset, q.nameOffset + q.nameLength, out, offsets[i]!);
     return out;
   }
 
