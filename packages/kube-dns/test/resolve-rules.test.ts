@@ -324,6 +324,20 @@ test('ExternalName chains: 8 CNAMEs are followed, longer chains stop', () => {
   assert.equal(summary(q(self, 'me.s.svc.cluster.local', 'A')), 'NOERROR | CNAME me.s.svc.cluster.local.');
 });
 
+test('one resolution leaves nothing behind for the next: a chain asked again, a loop then a plain name', () => {
+  // the top-level question object is reused between resolutions (resolve.ts, resolveTop): the
+  // chain's loop guard and depth, and the owner's spelling, must start afresh every time
+  const z = zoneWith(clusterIP('c', 'end', ['10.9.9.9']), externalName('c', 'c0', 'c1.c.svc.cluster.local'), externalName('c', 'c1', 'end.c.svc.cluster.local'));
+  z.setService(externalName('s', 'me', 'me.s.svc.cluster.local'));
+  const first = summary(q(z, 'c0.c.svc.cluster.local', 'A'));
+  assert.ok(first.includes('A 10.9.9.9'), first);
+  for (let i = 0; i < 3; i++) assert.equal(summary(q(z, 'c0.c.svc.cluster.local', 'A')), first);
+  assert.equal(summary(q(z, 'me.s.svc.cluster.local', 'A')), 'NOERROR | CNAME me.s.svc.cluster.local.');
+  assert.equal(summary(q(z, 'c0.c.svc.cluster.local', 'A')), first);
+  const mixed = q(z, 'End.C.svc.cluster.local', 'A');
+  assert.deepEqual(mixed.answers.map((a) => a.name), ['End.C.svc.cluster.local']);
+});
+
 test('pods: verified mode needs a pod with that IP in that namespace; disabled answers nothing', () => {
   const z = zoneWith();
   z.setPod({ namespace: 'default', name: 'p1', ips: ['10.1.2.3', 'fd00::1'] });

@@ -43,7 +43,8 @@ function upperCase(qtype: string): string {
 
 /**
  * One question inside the zone (the Ctx the rule modules get). A class rather than an object of
- * closures: one allocation per question, and the CNAME-chain bookkeeping only when a chain is met.
+ * closures: one object, reused at the top level (resolveTop), and the CNAME-chain bookkeeping only
+ * when a chain is met.
  */
 class Question implements Ctx {
   private seen: Set<string> | undefined;
