@@ -1,9 +1,13 @@
 // Encoded replies keyed by (lower-cased name, type, class, EDNS/DO, transport class). A hit costs
 // a buffer copy and a few writes: the query's ID, RD/CD bits and its spelling of the name.
-// The map is keyed by the name alone (the string the parser made anyway: no key to build and
-// hash per query); the replies for its types and variants hang off it in a short chain. Entries
-// remember the zone dependency and its generation; a zone change to that dependency makes them
-// miss (docs/hot-path.md).
+// The map is keyed by the name's hash, which the parser computes while it reads the name
+// (ParsedQuery.keyHash): a small integer, so a lookup neither hashes the name string (new for
+// every query) nor, on a miss, reads the strings of other names in its bucket. Most lookups
+// miss: the search-path expansions a cluster sends are answered NXDOMAIN, never cached. The
+// replies for the name's types and variants, and for any other name with the same hash, hang
+// off that key in a short chain, each entry with its name; a chain is kept to MAX_CHAIN entries
+// whatever clients ask. Entries remember the zone dependency and its generation; a zone change
+// to that dependency makes them miss (docs/hot-path.md).
 //
 // Bounded in entries and in bytes. Every reply is copied into memory of its own before it is
 // kept: a small Buffer from allocUnsafe is a slice of Node's shared 8 KiB pool, and keeping one
@@ -18,10 +22,11 @@ import type { ParsedQuery } from './wire.js';
 import { Flag, copyBytes } from './wire.js';
 
 interface Entry {
-  /** What besides the name the entry answers: qtype, and variant (see variant()). */
+  /** The name (ParsedQuery.wireKey) and what besides it the entry answers: qtype, and variant (see variant()). */
+  key: string;
   qtype: number;
   variant: number;
-  /** The next entry for the same name (another type or variant). */
+  /** The next entry with the same key hash (another type or variant, or rarely another name). */
   next: Entry | undefined;
   bytes: Buffer;
   nameOffsets: readonly number[];
@@ -35,11 +40,23 @@ interface Entry {
   cost: number;
 }
 
+function chainLength(e: Entry | undefined): number {
+  let n = 0;
+  for (; e; e = e.next) n++;
+  return n;
+}
+
 /** Map entry, entry object, nameOffsets array, ArrayBuffer and Buffer headers: measured order of magnitude. */
 const ENTRY_OVERHEAD = 320;
 
+/**
+ * Entries per key hash at most. One name has a few types and variants; more than this behind one
+ * hash means colliding names, and a longer chain would make every lookup of them walk it.
+ */
+export const MAX_CHAIN = 16;
+
 export class ResponseCache {
-  private readonly map = new Map<string, Entry>();
+  private readonly map = new Map<number, Entry>();
   private bytesUsed = 0;
   private count = 0;
   hits = 0;
@@ -67,8 +84,8 @@ export class ResponseCache {
   }
 
   private find(q: ParsedQuery, variant: number): Entry | undefined {
-    let e = this.map.get(q.wireKey);
-    while (e && (e.qtype !== q.qtype || e.variant !== variant)) e = e.next;
+    let e = this.map.get(q.keyHash);
+    while (e && (e.qtype !== q.qtype || e.variant !== variant || e.key !== q.wireKey)) e = e.next;
     return e;
   }
 
@@ -76,7 +93,7 @@ export class ResponseCache {
   get(query: Buffer, q: ParsedQuery, limit: number): Buffer | undefined {
     const e = this.find(q, ResponseCache.variant(q, limit));
     if (!e || (e.cell ? e.cell.gen : this.zone.depGeneration(e.dep)) !== e.gen) {
-      if (e) this.unlink(q.wireKey, e);
+      if (e) this.unlink(q.keyHash, e);
       this.misses++;
       return undefined;
     }
@@ -103,16 +120,19 @@ export class ResponseCache {
   set(q: ParsedQuery, limit: number, bytes: Buffer, nameOffsets: readonly number[], dep: string, cell: GenerationCell | undefined, gen: number, truncated: boolean): void {
     if (this.maxEntries <= 0 || this.maxBytes <= 0) return; // disabled
     const key = q.wireKey;
+    const hash = q.keyHash;
     const cost = bytes.length + key.length + dep.length + ENTRY_OVERHEAD;
     if (cost > this.maxBytes >> 4) return; // one huge reply (a big TCP answer) must not flush the rest
     const variant = ResponseCache.variant(q, limit);
     const old = this.find(q, variant);
-    if (old) this.unlink(key, old);
+    if (old) this.unlink(hash, old);
     if (this.count >= this.maxEntries || this.bytesUsed + cost > this.maxBytes) this.evict(cost);
+    const head = this.map.get(hash);
+    if (chainLength(head) >= MAX_CHAIN) return;
     // memory of its own: never a slice of the shared pool (see above)
     const own = Buffer.allocUnsafeSlow(bytes.length);
     bytes.copy(own);
-    this.map.set(key, { qtype: q.qtype, variant, next: this.map.get(key), bytes: own, nameOffsets, dep, cell, gen, limit, truncated, cost });
+    this.map.set(hash, { key, qtype: q.qtype, variant, next: head, bytes: own, nameOffsets, dep, cell, gen, limit, truncated, cost });
     this.count++;
     this.bytesUsed += cost;
   }
@@ -124,7 +144,7 @@ export class ResponseCache {
   }
 
   /** Takes one entry out of its name's chain. */
-  private unlink(key: string, e: Entry): void {
+  private unlink(key: number, e: Entry): void {
     const head = this.map.get(key);
     if (head === e) {
       if (e.next) this.map.set(key, e.next);

@@ -41,6 +41,12 @@ export interface ParsedQuery {
    * the dotted form stands for the wire form one to one.
    */
   readonly wireKey: string;
+  /**
+   * A seeded 30-bit hash of wireKey, computed while the name is read (see NAME_HASH_SEED): the
+   * response cache's key, so that looking a name up neither hashes the string again nor, on a
+   * miss, reads the strings of the names it is compared with.
+   */
+  readonly keyHash: number;
   qtype: number;
   qclass: number;
   /** Offset and length of the question's name in the query bytes (for copying into cached replies). */
@@ -62,6 +68,7 @@ class Query implements ParsedQuery {
     public opcode: number,
     public readonly name: string,
     public readonly lname: string,
+    public readonly keyHash: number,
     public qtype: number,
     public qclass: number,
     public nameOffset: number,
@@ -82,6 +89,16 @@ class Query implements ParsedQuery {
  */
 const DOTTED = Buffer.allocUnsafeSlow(256);
 const LOWER = Buffer.allocUnsafeSlow(256);
+
+/**
+ * FNV-1a over the lower-cased dotted name, started from a per-process random value: names are
+ * chosen by clients, and a hash they could predict would let them pile names onto one key. The
+ * cache bounds each key's chain as well (response-cache.ts), so even a collision costs little.
+ */
+const NAME_HASH_SEED = (Math.random() * 0x100000000) >>> 0;
+const FNV_PRIME = 0x01000193;
+/** Hashes kept to 30 bits: small integers (Smis) to V8, which Map hashes without a lookup. */
+const HASH_MASK = 0x3fffffff;
 
 export type ParseResult =
   /** The query itself (no wrapper object: this runs for every packet). */
@@ -105,6 +122,7 @@ export function parseQuery(buf: Buffer): ParseResult {
   let off = 12;
   let n = 0; // length of the dotted name in DOTTED / LOWER
   let upper = false;
+  let h = NAME_HASH_SEED;
   for (;;) {
     if (off >= buf.length) return { ok: false, id, reason: 'question name runs past the end', opcode, flags };
     const len = buf[off]!;
@@ -118,16 +136,17 @@ export function parseQuery(buf: Buffer): ParseResult {
     if (n > 0) {
       DOTTED[n] = 0x2e;
       LOWER[n++] = 0x2e;
+      h = Math.imul(h ^ 0x2e, FNV_PRIME);
     }
     for (let i = off + 1; i <= off + len; i++) {
       const b = buf[i]!;
       // a dot inside a label cannot be told apart from a label boundary in our dotted names
       if (b === 0x2e) return { ok: false, id, reason: 'a label contains a dot', opcode, flags };
       DOTTED[n] = b;
-      if (b >= 0x41 && b <= 0x5a) {
-        LOWER[n++] = b | 0x20;
-        upper = true;
-      } else LOWER[n++] = b;
+      const lb = b >= 0x41 && b <= 0x5a ? b | 0x20 : b;
+      if (lb !== b) upper = true;
+      LOWER[n++] = lb;
+      h = Math.imul(h ^ lb, FNV_PRIME);
     }
     off += 1 + len;
   }
@@ -136,7 +155,7 @@ export function parseQuery(buf: Buffer): ParseResult {
   const qclass = buf.readUInt16BE(off + 2);
   const questionEnd = off + 4;
   const name = DOTTED.latin1Slice(0, n);
-  const query = new Query(id, flags, opcode, name, upper ? LOWER.latin1Slice(0, n) : name, qtype, qclass, 12, off - 12, questionEnd);
+  const query = new Query(id, flags, opcode, name, upper ? LOWER.latin1Slice(0, n) : name, h & HASH_MASK, qtype, qclass, 12, off - 12, questionEnd);
   // EDNS0: look for the OPT record among the additional records (skipping any answer/authority RRs).
   if (arcount > 0) {
     let p = questionEnd;

@@ -1,0 +1,91 @@
+// The response cache keys entries by the hash the parser computes while it reads the name. Two
+// names with the same hash must never answer for each other, and however many names a client
+// finds behind one hash, the entries kept for it stay bounded (every lookup of them walks them).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import * as dnsPacket from 'dns-packet';
+import { buildQuery } from '@kube-dns/dns-client';
+import { MAX_CHAIN, ResponseCache } from '../src/server/response-cache.js';
+import { parseQuery, type ParsedQuery } from '../src/server/wire.js';
+import { encodeReply } from '../src/server/encode.js';
+
+const zone = { generation: 1, depGeneration: () => 1 };
+
+/** The query for `name`, parsed, and the same query claiming `hash` as its key hash (a collision). */
+function ask(name: string, hash?: number): { bytes: Buffer; q: ParsedQuery } {
+  const bytes = buildQuery({ name, type: 'A', id: 7 });
+  const parsed = parseQuery(bytes);
+  assert.ok(parsed.ok);
+  return { bytes, q: hash === undefined ? parsed : Object.create(parsed, { keyHash: { value: hash } }) };
+}
+
+/** The reply a server would give: `name` has the address `ip`. */
+function store(cache: ResponseCache, name: string, ip: string, hash?: number): void {
+  const { bytes, q } = ask(name, hash);
+  const enc = encodeReply(bytes, q, { rcode: 0, aa: true, answers: [{ name, type: 'A', ttl: 30, class: 'IN', data: ip }], authorities: [], additionals: [] }, 512);
+  cache.set(q, 512, enc.bytes, enc.nameOffsets, 'static', undefined, zone.depGeneration(), enc.truncated);
+}
+
+function answered(cache: ResponseCache, name: string, hash?: number): string[] | undefined {
+  const { bytes, q } = ask(name, hash);
+  const hit = cache.get(bytes, q, 512);
+  if (!hit) return undefined;
+  const p = dnsPacket.decode(hit);
+  assert.equal(p.questions?.[0]?.name, name, 'the reply is to the question asked');
+  return (p.answers ?? []).map((a) => `${a.name} ${String((a as { data?: unknown }).data)}`);
+}
+
+test('a name is found by the hash its spelling in any case gives; other names are not', () => {
+  const cache = new ResponseCache(zone);
+  store(cache, 'web.default.svc.cluster.local', '10.0.0.5');
+  assert.deepEqual(answered(cache, 'web.default.svc.cluster.local'), ['web.default.svc.cluster.local 10.0.0.5']);
+  assert.deepEqual(answered(cache, 'WeB.Default.svc.cluster.LOCAL'), ['WeB.Default.svc.cluster.LOCAL 10.0.0.5']);
+  assert.equal(answered(cache, 'web2.default.svc.cluster.local'), undefined);
+});
+
+test('two names behind one hash each get their own answer', () => {
+  const cache = new ResponseCache(zone);
+  store(cache, 'a.default.svc.cluster.local', '10.0.0.1', 12345);
+  store(cache, 'b.default.svc.cluster.local', '10.0.0.2', 12345);
+  assert.deepEqual(answered(cache, 'a.default.svc.cluster.local', 12345), ['a.default.svc.cluster.local 10.0.0.1']);
+  assert.deepEqual(answered(cache, 'b.default.svc.cluster.local', 12345), ['b.default.svc.cluster.local 10.0.0.2']);
+  // a third name with that hash, never stored, is a miss rather than someone else's answer
+  assert.equal(answered(cache, 'c.default.svc.cluster.local', 12345), undefined);
+  assert.equal(cache.size, 2);
+});
+
+test('however many names collide on one hash, the entries kept for it stay bounded and right', () => {
+  const cache = new ResponseCache(zone);
+  const names = Array.from({ length: 5 * MAX_CHAIN }, (_, i) => `pod-${i}.default.svc.cluster.local`);
+  names.forEach((n, i) => store(cache, n, `10.1.0.${i}`, 99));
+  assert.equal(cache.size, MAX_CHAIN, 'no more entries than MAX_CHAIN behind one hash');
+  let hits = 0;
+  names.forEach((n, i) => {
+    const a = answered(cache, n, 99);
+    if (a) {
+      hits++;
+      assert.deepEqual(a, [`${n} 10.1.0.${i}`]);
+    }
+  });
+  assert.equal(hits, MAX_CHAIN);
+  // other hashes are not affected
+  store(cache, 'web.default.svc.cluster.local', '10.0.0.5');
+  assert.deepEqual(answered(cache, 'web.default.svc.cluster.local'), ['web.default.svc.cluster.local 10.0.0.5']);
+});
+
+test('the key hash: one per name whatever its case, names apart, and seeded per process', async () => {
+  const hash = (name: string): number => ask(name).q.keyHash;
+  assert.equal(hash('Api.Example.COM.ns1.svc.cluster.local'), hash('api.example.com.ns1.svc.cluster.local'));
+  const names = Array.from({ length: 200 }, (_, i) => `x${i}.vendor${i % 7}.com.ns${i % 20}.svc.cluster.local`);
+  const hashes = new Set(names.map(hash));
+  assert.equal(hashes.size, names.length, 'no two of 200 names share a hash'); // chance of a collision: 2e-5
+  for (const h of hashes) assert.ok(Number.isInteger(h) && h >= 0 && h < 2 ** 30, `${h} is a small integer`);
+  // a client that knows the hash function still cannot tell which names collide in this process
+  const { execFile } = await import('node:child_process');
+  const wire = new URL('../src/server/wire.js', import.meta.url).href;
+  const script = `import { parseQuery } from ${JSON.stringify(wire)}; const q = Buffer.from('00070100000100000000000003617069076578616d706c6503636f6d0000010001', 'hex'); console.log(parseQuery(q).keyHash);`;
+  const other = () => new Promise<number>((resolve, reject) => execFile(process.execPath, ['--input-type=module', '-e', script], (e, out) => (e ? reject(e) : resolve(Number(out.trim())))));
+  const [a, b] = [await other(), await other()];
+  assert.ok(Number.isInteger(a) && Number.isInteger(b));
+  assert.notEqual(a, b, 'two processes hash api.example.com apart');
+});
