@@ -1,8 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import fc from 'fast-check';
 import {
   dashedLabel,
   ipToReverseName,
+  lastDot,
   normalizeIp,
   parseDashedIp,
   reverseNameToIp,
@@ -82,4 +84,13 @@ test('pod-name labels parse to IPs; everything else is not an address', () => {
   for (const bad of ['bogus', '10-1-2', '10-1-2-256', '10-1-2-3-4', '1.2.3.4', 'fd00::1', 'fe80--1%eth0', '', '-', '10-01-2-3']) {
     assert.equal(parseDashedIp(bad), undefined, bad);
   }
+});
+
+test('lastDot finds what lastIndexOf(".") finds, from any index', () => {
+  fc.assert(
+    fc.property(fc.stringMatching(/^[a-z.]{0,20}$/), fc.integer({ min: -3, max: 25 }), (s, from) => {
+      assert.equal(lastDot(s, from), s.lastIndexOf('.', from));
+    }),
+    { numRuns: 2000 },
+  );
 });

@@ -141,3 +141,13 @@ export function asciiLower(s: string): string {
 export function joinKey(...parts: string[]): string {
   return parts.join('/');
 }
+
+/**
+ * `s.lastIndexOf('.', from)`, as a loop. The builtin is a call into V8's runtime that the
+ * optimizing compiler cannot inline; resolve/ looks for two or three dots in nearly every name
+ * asked, and the calls were 4% of an NXDOMAIN's time in the handler (perf, the bench's mix).
+ */
+export function lastDot(s: string, from: number): number {
+  for (let i = Math.min(Math.max(from, 0), s.length - 1); i >= 0; i--) if (s.charCodeAt(i) === 0x2e) return i;
+  return -1;
+}

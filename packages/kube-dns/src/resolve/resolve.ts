@@ -1,6 +1,6 @@
 // (qname, qtype) → Resolution against the zone. Pure: no I/O, no clock. Class is IN here; the
 // server handles other classes, ANY, EDNS, truncation and the pre-sync SERVFAIL.
-import { asciiLower } from '../records/names.js';
+import { asciiLower, lastDot } from '../records/names.js';
 import type { Zone } from '../records/zone.js';
 import { DNS_SCHEMA_VERSION, forward, nodata, nxdomain, positive, soa } from './answers.js';
 import type { Ctx } from './context.js';
@@ -118,11 +118,11 @@ function resolveInZone(ctx: Ctx, lname: string): Resolution {
   // here are search-path expansions that end in NXDOMAIN after a look at two labels, and a split
   // would allocate an array and a string for every label of them (docs/hot-path.md).
   const end = lname.length - z.length - 1; // the dot before the zone
-  const cut = lname.lastIndexOf('.', end - 1); // the dot before the top label, or -1
+  const cut = lastDot(lname, end - 1); // the dot before the top label, or -1
   const single = cut < 0;
   if (labelIs(lname, cut + 1, end, 'svc')) {
     if (single) return nodata(opts, 'static');
-    const nsCut = lname.lastIndexOf('.', cut - 1);
+    const nsCut = lastDot(lname, cut - 1);
     if (nsCut < 0) return resolveNamespace(ctx, lname.slice(0, cut));
     return resolveService(ctx, lname, nsCut, cut);
   }

@@ -5,7 +5,7 @@
 // name ('name/<svc>'), `*.*` on everything. A wildcard visits at most WILDCARD_MAX_SERVICES
 // services and answers at most WILDCARD_MAX_ANSWERS records, whatever the size of the zone.
 import type { Answer } from 'dns-packet';
-import { ipFamily, normalizeIp } from '../records/names.js';
+import { ipFamily, lastDot, normalizeIp } from '../records/names.js';
 import type { PortInfo } from '../records/types.js';
 import type { HeadlessEndpoint } from '../records/headless.js';
 import { nameDep, namespaceDep, serviceDep, type ServiceEntry } from '../records/zone.js';
@@ -57,7 +57,7 @@ function prefixLabels(lname: string, svcStart: number): string[] {
  */
 export function resolveService(ctx: Ctx, lname: string, nsCut: number, svcCut: number): Resolution {
   const ns = lname.slice(nsCut + 1, svcCut);
-  const svcStart = lname.lastIndexOf('.', nsCut - 1) + 1;
+  const svcStart = lastDot(lname, nsCut - 1) + 1;
   const svc = lname.slice(svcStart, nsCut);
   if (ctx.opts.wildcards && (svc === '*' || ns === '*')) return resolveWildcard(ctx, svc, ns, prefixLabels(lname, svcStart));
   const dep = serviceDep(ns, svc);

@@ -8,7 +8,7 @@ import { buildQuery } from '@kube-dns/dns-client';
 import type { Autopath, AutopathAnswer } from '../autopath/autopath.js';
 import type { ZoneReader } from '../records/types.js';
 import type { Resolution } from '../resolve/types.js';
-import { RCODE_BY_NAME, encodeNegative, encodeRcode, encodeReply, fitRelayed, replyLimit } from './encode.js';
+import { encodeNegative, encodeRcode, encodeReply, fitRelayed, rcodeNumber, replyLimit } from './encode.js';
 import { MalformedQueries } from './malformed.js';
 import { DROP } from './reply-budget.js';
 import { ResponseCache } from './response-cache.js';
@@ -138,7 +138,7 @@ export class DnsHandler {
       if (completing) return this.completed(completing, query, q, r, transport, limit, started, system);
     }
 
-    const rcode = RCODE_BY_NAME[r.rcode] ?? RCODE.SERVFAIL;
+    const rcode = rcodeNumber(r.rcode);
     if (r.answers.length === 0 && r.authorities.length === 1 && r.authorities[0]!.type === 'SOA' && r.additionals.length === 0) {
       // NXDOMAIN / NODATA: built from a template faster than a cache hit, so never cached (unique
       // names, the bulk of a cluster's traffic, would only churn the cache)
@@ -175,7 +175,7 @@ export class DnsHandler {
   private async chase(query: Buffer, q: ParsedQuery, r: Resolution, transport: Transport, limit: number, started: number): Promise<Buffer> {
     const target = r.chase!;
     let extra: dnsPacket.Answer[] = [];
-    let rcode = RCODE_BY_NAME[r.rcode] ?? 0;
+    let rcode = rcodeNumber(r.rcode);
     try {
       const sub = buildQuery({ name: target, type: qtypeName(q.qtype) as dnsPacket.RecordType, ednsUdpSize: 1232 });
       const reply = await this.opts.forwarder.forward(sub, target.toLowerCase(), transport);
