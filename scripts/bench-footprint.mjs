@@ -256,6 +256,33 @@ async function sampleWhile(pid, promise) {
   return { peak, value: await promise };
 }
 
+/**
+ * The floor of the sidecar and the nanny: a node process that serves HTTP and talks UDP and does
+ * nothing else (no package, a dozen lines), with the sidecar's flags and env, after it has
+ * answered some requests and sent some datagrams. What either container carries beyond it is
+ * what our code and its packages cost.
+ */
+const MINIMAL_SERVER = `
+const http = require('node:http');
+const udp = require('node:dgram').createSocket('udp4');
+udp.on('message', () => {});
+udp.bind(0, '127.0.0.1', () => setInterval(() => udp.send(Buffer.alloc(40), udp.address().port, '127.0.0.1'), 50));
+const srv = http.createServer((req, res) => res.end('ok\\n'));
+srv.listen(0, '127.0.0.1', () => process.stdout.write(srv.address().port + '\\n'));`;
+
+async function minimalServerMb() {
+  const p = spawn(podNode, [...imageFlags('sidecar'), '-e', MINIMAL_SERVER], { stdio: ['ignore', 'pipe', 'inherit'], env: envOf('sidecar') });
+  const port = await new Promise((resolve, reject) => {
+    p.stdout.once('data', (d) => resolve(Number(String(d).trim())));
+    p.once('exit', (code) => reject(new Error(`the minimal server exited (${code})`)));
+  });
+  for (let i = 0; i < 20; i++) await fetch(`http://127.0.0.1:${port}/`).then((r) => r.text());
+  await sleep(1000);
+  const mb = await rssMb(p.pid);
+  p.kill();
+  return mb;
+}
+
 // --- main --------------------------------------------------------------------------------------
 
 const r1 = (x) => Math.round(x);
@@ -277,6 +304,7 @@ async function main() {
   podNode = join(nodeDir, 'node');
   await copyFile(process.execPath, podNode);
   await chmod(podNode, 0o755);
+  results.minimalServerMb = r1(await minimalServerMb());
   for (const n of part('pod') ? [10, 10_000] : []) {
     const dir = await mkdtemp(join(tmpdir(), 'footprint-'));
     const api = await startFakeApiServer({ historySize: 10 });
@@ -339,7 +367,7 @@ async function main() {
   await rm(nodeDir, { recursive: true, force: true });
 
   // --- print
-  say(`\nNode ${process.version}; a bare node process: ${results.bareNodeMb} MB`);
+  say(`\nNode ${process.version}; a bare node process: ${results.bareNodeMb} MB; a node process that only serves HTTP and sends UDP (no package; the sidecar's flags): ${results.minimalServerMb} MB`);
   say('\n| pod, services | kubedns | nanny | dnsmasq | sidecar | pod | qps through dnsmasq (lost) |');
   say('|---|---|---|---|---|---|---|');
   for (const r of results.pod) say(`| ${r.services.toLocaleString('en')} | ${r.kubedns} MB | ${r.nanny} MB | ${r.dnsmasq} MB | ${r.sidecar} MB | ${r.pod} MB | ${r.qps} (${r.lost}) |`);
