@@ -271,10 +271,12 @@ const srv = http.createServer((req, res) => res.end('ok\\n'));
 srv.listen(0, '127.0.0.1', () => process.stdout.write(srv.address().port + '\\n'));`;
 
 async function minimalServerMb() {
-  const p = spawn(podNode, [...imageFlags('sidecar'), '-e', MINIMAL_SERVER], { stdio: ['ignore', 'pipe', 'inherit'], env: envOf('sidecar') });
+  const p = spawn(podNode, [...imageFlags('sidecar'), '-e', MINIMAL_SERVER], { stdio: ['ignore', 'pipe', 'pipe'], env: envOf('sidecar') });
+  let err = ''; // node's warning about --jitless disabling WebAssembly, or why it failed
+  p.stderr.on('data', (d) => (err += d));
   const port = await new Promise((resolve, reject) => {
     p.stdout.once('data', (d) => resolve(Number(String(d).trim())));
-    p.once('exit', (code) => reject(new Error(`the minimal server exited (${code})`)));
+    p.once('exit', (code) => reject(new Error(`the minimal server exited (${code}): ${err}`)));
   });
   for (let i = 0; i < 20; i++) await fetch(`http://127.0.0.1:${port}/`).then((r) => r.text());
   await sleep(1000);
