@@ -37,8 +37,9 @@ export interface ParsedQuery {
   /** The name with A-Z lower-cased (nothing else): the lookup key. */
   readonly lname: string;
   /**
-   * The cache key of the name: lname itself. Labels cannot contain a dot (refused at parse), so
-   * the dotted form stands for the wire form one to one.
+   * The name as the response cache compares it (the entries under a keyHash): lname itself.
+   * Labels cannot contain a dot (refused at parse), so the dotted form stands for the wire form
+   * one to one.
    */
   readonly wireKey: string;
   /**
