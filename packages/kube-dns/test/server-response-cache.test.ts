@@ -89,3 +89,15 @@ test('the key hash: one per name whatever its case, names apart, and seeded per 
   assert.ok(Number.isInteger(a) && Number.isInteger(b));
   assert.notEqual(a, b, 'two processes hash api.example.com apart');
 });
+
+test('names refused behind a full chain do not push other names out of a full cache', () => {
+  const cache = new ResponseCache(zone, 64);
+  const others = Array.from({ length: 64 - MAX_CHAIN }, (_, i) => `svc-${i}.default.svc.cluster.local`);
+  others.forEach((n, i) => store(cache, n, `10.2.0.${i}`));
+  Array.from({ length: MAX_CHAIN }, (_, i) => `pod-${i}.default.svc.cluster.local`).forEach((n, i) => store(cache, n, `10.1.0.${i}`, 77));
+  assert.equal(cache.size, 64, 'the cache is full');
+  // a flood of further names behind that hash is refused, and evicts nothing
+  for (let i = 0; i < 200; i++) store(cache, `flood-${i}.default.svc.cluster.local`, '10.9.9.9', 77);
+  assert.equal(cache.size, 64);
+  others.forEach((n, i) => assert.deepEqual(answered(cache, n), [`${n} 10.2.0.${i}`], `${n} still cached`));
+});

@@ -126,9 +126,10 @@ export class ResponseCache {
     const variant = ResponseCache.variant(q, limit);
     const old = this.find(q, variant);
     if (old) this.unlink(hash, old);
+    // refused before any eviction: names piled on one hash must not flush the others' entries
+    if (chainLength(this.map.get(hash)) >= MAX_CHAIN) return;
     if (this.count >= this.maxEntries || this.bytesUsed + cost > this.maxBytes) this.evict(cost);
     const head = this.map.get(hash);
-    if (chainLength(head) >= MAX_CHAIN) return;
     // memory of its own: never a slice of the shared pool (see above)
     const own = Buffer.allocUnsafeSlow(bytes.length);
     bytes.copy(own);
