@@ -6,6 +6,7 @@
 // It is written here rather than loaded because pino's transports bring node's worker_threads
 // and its own machinery into every process at start (about 4 MiB of RSS in each of the pod's
 // three, docs/footprint.md), for features none of them uses: they write synchronously to fd 2.
+import { Buffer } from 'node:buffer';
 import { writeSync } from 'node:fs';
 import { format } from 'node:util';
 

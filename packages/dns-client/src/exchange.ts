@@ -1,6 +1,7 @@
 // Sends one DNS message and returns the reply bytes, over UDP or TCP, with a timeout.
 // One socket per exchange: a random source port per query (spoofing resistance) and no
 // shared state to clean up when a server misbehaves.
+import { Buffer } from 'node:buffer';
 import { createSocket } from 'node:dgram';
 import { connect } from 'node:net';
 import { isIP } from 'node:net';

@@ -1,4 +1,5 @@
 // Presentation of records, dig-style, for logs and test assertions.
+import { Buffer } from 'node:buffer';
 import type * as dnsPacket from 'dns-packet';
 
 /** The record data as dig prints it: `10.0.0.1`, `10 100 443 a.b.`, `"1.1.0"`. */

@@ -1,4 +1,6 @@
 // A small stub resolver: build a question, exchange it, decode the reply.
+import { Buffer } from 'node:buffer';
+import { performance } from 'node:perf_hooks';
 import * as dnsPacket from 'dns-packet';
 import { type Server, type Transport, exchange } from './exchange.js';
 

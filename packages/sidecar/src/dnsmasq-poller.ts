@@ -1,4 +1,5 @@
 // Polls dnsmasq's statistics every interval and exports them as monotonic counters.
+import { performance } from 'node:perf_hooks';
 import type { Logger } from '@kube-dns/config';
 import { CACHE_STATS, type DnsmasqAddress, readCacheStats, readUpstreamStats } from './dnsmasq-stats.js';
 import type { SidecarMetrics } from './metrics.js';

@@ -1,5 +1,6 @@
 // The HTTP surface on :10054, path for path as the original's Go ServeMux: exact paths only,
 // Go's "404 page not found" for anything else, any method.
+import { Buffer } from 'node:buffer';
 import express, { type Express, type Response } from 'express';
 import type { Registry } from 'prom-client';
 import { type HealthBody, healthJson } from './health.js';

@@ -1,6 +1,7 @@
 // One DNS probe and the loop that repeats it (kubernetes/dns pkg/sidecar): a real query over UDP, RD=1,
 // class IN, no EDNS; a failed exchange or a reply without answer records is a failure
 // (the rcode is not looked at, as in the original).
+import { performance } from 'node:perf_hooks';
 import { formatHostPort } from '@kube-dns/config';
 import { query } from '@kube-dns/dns-client';
 import type * as dnsPacket from 'dns-packet';

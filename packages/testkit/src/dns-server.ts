@@ -1,5 +1,6 @@
 // A scriptable DNS server on real UDP and TCP sockets, for tests that need an upstream,
 // a stub-domain server or a probe target.
+import { Buffer } from 'node:buffer';
 import { createSocket, type Socket } from 'node:dgram';
 import { createServer, type Server as TcpServer } from 'node:net';
 import * as dnsPacket from 'dns-packet';

@@ -1,6 +1,7 @@
 // A real BIND `named` (Debian bind9) on loopback as a secondary of zones kube-dns serves, for the
 // zone-transfer tests: it takes NOTIFY from the primary, transfers with AXFR, and answers from
 // its own copy. Runs in the foreground with a config in a temp dir; stop() kills it.
+import { Buffer } from 'node:buffer';
 import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';

@@ -1,6 +1,7 @@
 // Where Events go, for a binary without a Kubernetes client (the nanny): the pod's service
 // account (in a cluster), or a kubeconfig file (tests, the demo, running outside a cluster).
 // And which pod we are: the downward API's environment (manifests/kube-dns.yaml sets it).
+import { Buffer } from 'node:buffer';
 import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';

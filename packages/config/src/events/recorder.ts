@@ -10,6 +10,7 @@
 //   - one request at a time, each with a timeout; the queue is bounded. An Event that could not
 //     be sent is tried again after a backoff (5 s doubling to 1 min, for 10 min at most), so a
 //     short API outage does not lose it; failures are logged once per outage.
+import { Buffer } from 'node:buffer';
 import type { RequestOptions } from 'node:https';
 import type { Logger } from '../log.js';
 

@@ -9,6 +9,7 @@
 // client-subnet option (--add-subnet=32,128). That option is trusted from loopback only (our own
 // dnsmasq); anything else (no option, another source, a malformed option, a pod we cannot tie to
 // exactly one namespace) gets the plain answer. Never another namespace's search path.
+import { Buffer } from 'node:buffer';
 import * as dnsPacket from 'dns-packet';
 import type { Logger } from '@kube-dns/config';
 import type { Transport } from '@kube-dns/dns-client';

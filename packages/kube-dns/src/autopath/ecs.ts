@@ -1,6 +1,7 @@
 // The EDNS0 client-subnet option (RFC 7871) of a query, read from its bytes. Pure.
 // dnsmasq, run with --add-subnet=32,128, puts the asking pod's address into every query it
 // forwards to kube-dns: behind dnsmasq that option is the only way to know who asked.
+import { Buffer } from 'node:buffer';
 import { isIP } from 'node:net';
 import { normalizeIp } from '../records/names.js';
 import { skipName } from '../server/wire.js';

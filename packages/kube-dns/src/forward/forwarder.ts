@@ -1,4 +1,6 @@
 // Sends questions we do not own to stub-domain servers or the upstream nameservers.
+import { Buffer } from 'node:buffer';
+import { performance } from 'node:perf_hooks';
 import { randomInt } from 'node:crypto';
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';

@@ -15,6 +15,7 @@
 //     drops datagrams from any other address);
 //   - a refused server fails at once: a connected socket hears the ICMP port unreachable
 //     (ECONNREFUSED), which fails every exchange waiting on that socket and retires it.
+import { Buffer } from 'node:buffer';
 import { randomInt } from 'node:crypto';
 import { createSocket, type Socket } from 'node:dgram';
 import { isIP } from 'node:net';

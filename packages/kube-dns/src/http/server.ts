@@ -1,5 +1,6 @@
 // HTTP of kube-dns: /readiness, /healthz, /cache and /metrics. The original serves all of them
 // on both the healthz port and PROMETHEUS_PORT; so do we.
+import { Buffer } from 'node:buffer';
 import type { Server, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type { Writable } from 'node:stream';

@@ -9,6 +9,8 @@
 //   - written through an asynchronous stream whose buffer is bounded (1 MiB): a stdout nobody
 //     reads (a stuck log pipe) drops lines instead of holding queries or growing memory;
 //   - any error of the stream turns the query log off, with one message; answers go on.
+import { Buffer } from 'node:buffer';
+import { performance } from 'node:perf_hooks';
 import { createWriteStream } from 'node:fs';
 import type { Writable } from 'node:stream';
 import type { Logger } from '@kube-dns/config';

@@ -1,5 +1,6 @@
 // Resolution → reply bytes. The header and question are copied from the query (so the client's
 // 0x20 case and unknown qtypes survive untouched); records are encoded with dns-packet.
+import { Buffer } from 'node:buffer';
 import * as dnsPacket from 'dns-packet';
 import { Flag, RCODE, TYPE_OPT, copyBytes, type ParsedQuery } from './wire.js';
 import type { Rcode } from '../resolve/types.js';

@@ -1,5 +1,7 @@
 // One entry point for every query: handle(query bytes, transport) → reply bytes. The UDP and
 // TCP listeners only move bytes; tests can drive this directly (as fastify's inject does).
+import { Buffer } from 'node:buffer';
+import { performance } from 'node:perf_hooks';
 import * as dnsPacket from 'dns-packet';
 import * as dnsTypes from 'dns-packet/types.js';
 import type { Logger } from '@kube-dns/config';

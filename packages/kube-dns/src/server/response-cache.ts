@@ -17,6 +17,7 @@
 // UDP replies are keyed by class, not by the client's exact EDNS size (one name, one entry): an
 // entry built for limit L serves a client whose limit L' >= its size when it was not truncated
 // (the same bytes would be built), and only the same L when it was.
+import { Buffer } from 'node:buffer';
 import type { GenerationCell, ZoneReader } from '../records/types.js';
 import type { ParsedQuery } from './wire.js';
 import { Flag, copyBytes } from './wire.js';

@@ -11,6 +11,7 @@
 // into the run (never produced by our encoder) would turn into a forward pointer, so such a run
 // is left as it is. Anything we cannot walk is left as it is too: rotation is best effort and
 // never breaks a reply.
+import { Buffer } from 'node:buffer';
 
 const TYPE_A = 1;
 const TYPE_NS = 2;

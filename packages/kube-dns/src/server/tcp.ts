@@ -9,6 +9,8 @@
 //     unsent) is closed to admit the new one, as BIND does with tcp-clients;
 //   - time: a connection silent for idleTimeoutMs is closed, and so is one whose message has
 //     been arriving for longer than that (a partial length prefix or half a message, trickled).
+import { Buffer } from 'node:buffer';
+import { performance } from 'node:perf_hooks';
 import { createServer, type Server, type Socket } from 'node:net';
 import type { Logger } from '@kube-dns/config';
 import type { DnsHandler } from './handler.js';

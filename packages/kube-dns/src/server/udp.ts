@@ -1,5 +1,6 @@
 // The UDP listener: bytes in, handler, bytes out. Never lets a bad packet or a failing send
 // take the process down.
+import { Buffer } from 'node:buffer';
 import { createSocket, type Socket } from 'node:dgram';
 import type { LookupOneOptions } from 'node:dns';
 import { isIP } from 'node:net';

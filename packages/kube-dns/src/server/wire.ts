@@ -5,6 +5,7 @@
 // round-trips) and only A-Z are folded for lookups (RFC 4343; toLowerCase would also fold latin1
 // letters). Replies never re-encode the question name: they copy its bytes and point to them
 // (encode.ts).
+import { Buffer } from 'node:buffer';
 
 declare global {
   interface Buffer {

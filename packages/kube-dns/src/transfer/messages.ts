@@ -1,6 +1,7 @@
 // AXFR answers on the wire (RFC 5936): the records split over as many messages as needed, each
 // carrying the question and the transfer's ID, framed with their TCP length prefixes so the TCP
 // listener writes them out as they are.
+import { Buffer } from 'node:buffer';
 import * as dnsPacket from 'dns-packet';
 import type { Answer } from 'dns-packet';
 

@@ -1,6 +1,7 @@
 // Zone transfer (--transfer-to): AXFR of the cluster zone and the external zones over TCP to the
 // listed addresses, REFUSED (and counted) for anything else; NOTIFY to the listed IPs when the
 // zones changed (checked once a second, so a burst of updates is one NOTIFY).
+import { Buffer } from 'node:buffer';
 import client, { type Registry } from 'prom-client';
 import type { Logger } from '@kube-dns/config';
 import type { Transport } from '@kube-dns/dns-client';

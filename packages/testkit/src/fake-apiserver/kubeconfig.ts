@@ -1,4 +1,5 @@
 // A kubeconfig pointing at the fake server, in the format kubectl and client libraries read.
+import { Buffer } from 'node:buffer';
 
 export function kubeconfigYaml(opts: { server: string; token: string; caPem?: string }): string {
   // JSON is valid YAML; every kubeconfig loader (client-go, client-node's js-yaml) reads it.

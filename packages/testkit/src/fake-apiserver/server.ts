@@ -11,6 +11,7 @@
 //   fieldSelector is ignored.
 //   Authorization: Bearer <token>, else 401.
 // Tests drive objects with upsert/remove and inject faults through `faults`.
+import { Buffer } from 'node:buffer';
 import { once } from 'node:events';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';

@@ -1,6 +1,7 @@
 // Writes the fake API server accepts: create (POST to a collection) and merge patch (PATCH on an
 // object), as kube-apiserver does them. What kube-dns writes is Events (the recorder creates one,
 // then PATCHes its count); any resource the server knows works the same way.
+import { Buffer } from 'node:buffer';
 import type { IncomingMessage } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import type { ParsedPath } from './resources.js';
