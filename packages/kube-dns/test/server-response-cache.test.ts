@@ -19,11 +19,11 @@ function ask(name: string, hash?: number): { bytes: Buffer; q: ParsedQuery } {
   return { bytes, q: hash === undefined ? parsed : Object.create(parsed, { keyHash: { value: hash } }) };
 }
 
-/** The reply a server would give: `name` has the address `ip`. */
-function store(cache: ResponseCache, name: string, ip: string, hash?: number): void {
+/** The reply a server would give: `name` has the address `ip` (an answer that depends on `dep`, at generation `gen`). */
+function store(cache: ResponseCache, name: string, ip: string, hash?: number, dep = 'static', gen = zone.depGeneration()): void {
   const { bytes, q } = ask(name, hash);
   const enc = encodeReply(bytes, q, { rcode: 0, aa: true, answers: [{ name, type: 'A', ttl: 30, class: 'IN', data: ip }], authorities: [], additionals: [] }, 512);
-  cache.set(q, 512, enc.bytes, enc.nameOffsets, 'static', undefined, zone.depGeneration(), enc.truncated);
+  cache.set(q, 512, enc.bytes, enc.nameOffsets, dep, undefined, gen, enc.truncated);
 }
 
 function answered(cache: ResponseCache, name: string, hash?: number): string[] | undefined {
@@ -100,4 +100,35 @@ test('names refused behind a full chain do not push other names out of a full ca
   for (let i = 0; i < 200; i++) store(cache, `flood-${i}.default.svc.cluster.local`, '10.9.9.9', 77);
   assert.equal(cache.size, 64);
   others.forEach((n, i) => assert.deepEqual(answered(cache, n), [`${n} 10.2.0.${i}`], `${n} still cached`));
+});
+
+// Before its map the cache keeps a bit per stored hash and answers a clear bit as a miss. The bits
+// are rebuilt from the map after evictions and after many removals: no rebuild may lose an entry.
+test('entries still in the cache are found after evictions rebuilt its presence filter', () => {
+  const cache = new ResponseCache(zone, 64);
+  const names = Array.from({ length: 500 }, (_, i) => `svc-${i}.ns${i % 7}.svc.cluster.local`);
+  names.forEach((n, i) => store(cache, n, `10.3.${i >> 8}.${i & 255}`));
+  assert.ok(cache.size <= 64 && cache.size >= 56, `evicted down to the newest (${cache.size})`);
+  // evictions drop the oldest first, an eighth at a time: the newest 56 are all there
+  names.slice(-56).forEach((n) => {
+    const i = names.indexOf(n);
+    assert.deepEqual(answered(cache, n), [`${n} 10.3.${i >> 8}.${i & 255}`], `${n} still answered`);
+  });
+  assert.equal(answered(cache, names[0]!), undefined, 'the oldest was evicted');
+});
+
+test('entries still valid are found after thousands of stale ones were dropped', () => {
+  const gens = new Map([['svc/a', 1], ['svc/b', 1]]);
+  const cache = new ResponseCache({ generation: 1, depGeneration: (dep: string) => gens.get(dep) ?? 0 });
+  const stale = Array.from({ length: 3000 }, (_, i) => `old-${i}.a.svc.cluster.local`);
+  const live = Array.from({ length: 10 }, (_, i) => `web-${i}.b.svc.cluster.local`);
+  stale.forEach((n) => store(cache, n, '10.4.0.1', undefined, 'svc/a', 1));
+  live.forEach((n, i) => store(cache, n, `10.5.0.${i}`, undefined, 'svc/b', 1));
+  gens.set('svc/a', 2); // every answer under svc/a is now out of date
+  stale.forEach((n) => assert.equal(answered(cache, n), undefined, `${n} is stale`));
+  assert.equal(cache.size, live.length, 'the stale entries were dropped');
+  live.forEach((n, i) => assert.deepEqual(answered(cache, n), [`${n} 10.5.0.${i}`], `${n} still answered`));
+  // and a name stored after all that is found too
+  store(cache, 'new.b.svc.cluster.local', '10.5.1.1', undefined, 'svc/b', 1);
+  assert.deepEqual(answered(cache, 'new.b.svc.cluster.local'), ['new.b.svc.cluster.local 10.5.1.1']);
 });

@@ -6,7 +6,8 @@
 // miss: the search-path expansions a cluster sends are answered NXDOMAIN, never cached. The
 // replies for the name's types and variants, and for any other name with the same hash, hang
 // off that key in a short chain, each entry with its name; a chain is kept to MAX_CHAIN entries
-// whatever clients ask. Entries remember the zone dependency and its generation; a zone change
+// whatever clients ask. Before the map, a bit array of the hashes stored answers most misses
+// from memory that stays in the CPU's caches (FILTER_BITS). Entries remember the zone dependency and its generation; a zone change
 // to that dependency makes them miss (docs/hot-path.md).
 //
 // Bounded in entries and in bytes. Every reply is copied into memory of its own before it is
@@ -56,8 +57,24 @@ const ENTRY_OVERHEAD = 320;
  */
 export const MAX_CHAIN = 16;
 
+/**
+ * The presence filter in front of the map: one bit per value of a key hash's low FILTER_BITS
+ * bits, set when an entry is stored under that hash. Most lookups are for names never cached (the
+ * search-path expansions, answered NXDOMAIN). For them a clear bit is the answer, read from one
+ * 32 KiB array that stays in the CPU's caches, where the map's lookup would read a bucket and the
+ * entries behind it from memory the query has not touched. A set bit proves nothing (another hash
+ * with the same low bits, or an entry removed since): the map decides. Bits are never cleared one
+ * by one; the filter is rebuilt from the map's keys after an eviction, and once as many keys have
+ * left the map as are in it.
+ */
+const FILTER_BITS = 18;
+const FILTER_WORD_MASK = (1 << (FILTER_BITS - 5)) - 1;
+
 export class ResponseCache {
   private readonly map = new Map<number, Entry>();
+  private readonly filter = new Int32Array(1 << (FILTER_BITS - 5));
+  /** Keys deleted from the map since the filter was last rebuilt: its stale bits, at most. */
+  private staleKeys = 0;
   private bytesUsed = 0;
   private count = 0;
   hits = 0;
@@ -92,6 +109,11 @@ export class ResponseCache {
 
   /** A ready-to-send reply for this query, or undefined. */
   get(query: Buffer, q: ParsedQuery, limit: number): Buffer | undefined {
+    const h = q.keyHash;
+    if ((this.filter[(h >>> 5) & FILTER_WORD_MASK]! & (1 << (h & 31))) === 0) {
+      this.misses++;
+      return undefined;
+    }
     const e = this.find(q, ResponseCache.variant(q, limit));
     if (!e || (e.cell ? e.cell.gen : this.zone.depGeneration(e.dep)) !== e.gen) {
       if (e) this.unlink(q.keyHash, e);
@@ -135,12 +157,14 @@ export class ResponseCache {
     const own = Buffer.allocUnsafeSlow(bytes.length);
     bytes.copy(own);
     this.map.set(hash, { key, qtype: q.qtype, variant, next: head, bytes: own, nameOffsets, dep, cell, gen, limit, truncated, cost });
+    this.filter[(hash >>> 5) & FILTER_WORD_MASK]! |= 1 << (hash & 31);
     this.count++;
     this.bytesUsed += cost;
   }
 
   clear(): void {
     this.map.clear();
+    this.rebuildFilter();
     this.count = 0;
     this.bytesUsed = 0;
   }
@@ -150,7 +174,10 @@ export class ResponseCache {
     const head = this.map.get(key);
     if (head === e) {
       if (e.next) this.map.set(key, e.next);
-      else this.map.delete(key);
+      else {
+        this.map.delete(key);
+        if (++this.staleKeys > 1024 && this.staleKeys > this.map.size) this.rebuildFilter();
+      }
     } else {
       let p = head;
       while (p && p.next !== e) p = p.next;
@@ -173,6 +200,15 @@ export class ResponseCache {
         n--;
       }
     }
+    this.rebuildFilter();
+  }
+
+  /** The filter from the map's keys alone (see FILTER_BITS). */
+  private rebuildFilter(): void {
+    const f = this.filter;
+    f.fill(0);
+    for (const h of this.map.keys()) f[(h >>> 5) & FILTER_WORD_MASK]! |= 1 << (h & 31);
+    this.staleKeys = 0;
   }
 
   /** Memory the entries hold on to, counted from their backing stores (for tests and the bench). */
