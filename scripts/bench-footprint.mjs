@@ -257,10 +257,10 @@ async function sampleWhile(pid, promise) {
 }
 
 /**
- * The floor of the sidecar and the nanny: a node process that serves HTTP and talks UDP and does
- * nothing else (no package, a dozen lines), with the sidecar's flags and env, after it has
- * answered some requests and sent some datagrams. What either container carries beyond it is
- * what our code and its packages cost.
+ * The floor of the sidecar: a node process that serves HTTP and talks UDP and does nothing else
+ * (no package, a dozen lines), with the sidecar's flags and env, after it has answered some
+ * requests and sent some datagrams. What the sidecar carries beyond it is what our code and its
+ * packages cost.
  */
 const MINIMAL_SERVER = `
 const http = require('node:http');
@@ -270,15 +270,32 @@ udp.bind(0, '127.0.0.1', () => setInterval(() => udp.send(Buffer.alloc(40), udp.
 const srv = http.createServer((req, res) => res.end('ok\\n'));
 srv.listen(0, '127.0.0.1', () => process.stdout.write(srv.address().port + '\\n'));`;
 
-async function minimalServerMb() {
-  const p = spawn(podNode, [...imageFlags('sidecar'), '-e', MINIMAL_SERVER], { stdio: ['ignore', 'pipe', 'pipe'], env: envOf('sidecar') });
+/**
+ * The floor of the nanny, the same way: a node process that runs a child, reads its output line by
+ * line, watches a directory and sends a datagram every 50 ms (the nanny's probe of dnsmasq), with
+ * the nanny's flags and env, and nothing else.
+ */
+const MINIMAL_SUPERVISOR = `
+const child = require('node:child_process').spawn('sleep', ['1000'], { stdio: ['ignore', 'pipe', 'pipe'] });
+let rest = '';
+for (const s of [child.stdout, child.stderr]) s.on('data', (d) => { const lines = (rest + d).split('\\n'); rest = lines.pop(); });
+require('node:fs').watch(process.argv[1], () => {});
+const udp = require('node:dgram').createSocket('udp4');
+udp.on('message', () => {});
+udp.bind(0, '127.0.0.1', () => setInterval(() => udp.send(Buffer.alloc(40), udp.address().port, '127.0.0.1'), 50));
+process.on('SIGTERM', () => { child.kill(); process.exit(0); });
+process.stdout.write('0\\n');`;
+
+/** RSS of one of the two floors above, started with `container`'s flags and env. */
+async function floorMb(script, image, container, args = []) {
+  const p = spawn(podNode, [...imageFlags(image), '-e', script, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: envOf(container) });
   let err = ''; // node's warning about --jitless disabling WebAssembly, or why it failed
   p.stderr.on('data', (d) => (err += d));
   const port = await new Promise((resolve, reject) => {
     p.stdout.once('data', (d) => resolve(Number(String(d).trim())));
-    p.once('exit', (code) => reject(new Error(`the minimal server exited (${code}): ${err}`)));
+    p.once('exit', (code) => reject(new Error(`the minimal ${image} exited (${code}): ${err}`)));
   });
-  for (let i = 0; i < 20; i++) await fetch(`http://127.0.0.1:${port}/`).then((r) => r.text());
+  if (port) for (let i = 0; i < 20; i++) await fetch(`http://127.0.0.1:${port}/`).then((r) => r.text());
   await sleep(1000);
   const mb = await rssMb(p.pid);
   p.kill();
@@ -306,7 +323,10 @@ async function main() {
   podNode = join(nodeDir, 'node');
   await copyFile(process.execPath, podNode);
   await chmod(podNode, 0o755);
-  results.minimalServerMb = r1(await minimalServerMb());
+  results.minimalServerMb = r1(await floorMb(MINIMAL_SERVER, 'sidecar', 'sidecar'));
+  const watched = await mkdtemp(join(tmpdir(), 'footprint-watched-'));
+  results.minimalSupervisorMb = r1(await floorMb(MINIMAL_SUPERVISOR, 'dnsmasq-nanny', 'dnsmasq', [watched]));
+  await rm(watched, { recursive: true, force: true });
   for (const n of part('pod') ? [10, 10_000] : []) {
     const dir = await mkdtemp(join(tmpdir(), 'footprint-'));
     const api = await startFakeApiServer({ historySize: 10 });
@@ -369,7 +389,7 @@ async function main() {
   await rm(nodeDir, { recursive: true, force: true });
 
   // --- print
-  say(`\nNode ${process.version}; a bare node process: ${results.bareNodeMb} MB; a node process that only serves HTTP and sends UDP (no package; the sidecar's flags): ${results.minimalServerMb} MB`);
+  say(`\nNode ${process.version}; a bare node process: ${results.bareNodeMb} MB; a node process that only serves HTTP and sends UDP (no package; the sidecar's flags): ${results.minimalServerMb} MB; one that only runs a child, watches a directory and sends UDP (no package; the nanny's flags): ${results.minimalSupervisorMb} MB`);
   say('\n| pod, services | kubedns | nanny | dnsmasq | sidecar | pod | qps through dnsmasq (lost) |');
   say('|---|---|---|---|---|---|---|');
   for (const r of results.pod) say(`| ${r.services.toLocaleString('en')} | ${r.kubedns} MB | ${r.nanny} MB | ${r.dnsmasq} MB | ${r.sidecar} MB | ${r.pod} MB | ${r.qps} (${r.lost}) |`);
