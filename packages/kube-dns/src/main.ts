@@ -2,6 +2,7 @@
 import { FlagError, createLogger, usage } from '@kube-dns/config';
 import { startKubeDns } from './app.js';
 import { settleHeap } from './runtime/heap-settler.js';
+import { scavengeOnLoopThread } from './runtime/scavenge.js';
 import { FLAGS, parseOptions } from './options.js';
 import { VERSION } from './version.js';
 
@@ -24,6 +25,7 @@ async function main(): Promise<number> {
     process.stdout.write(o.version === 'raw' ? `${JSON.stringify(VERSION)}\n` : `Kube-DNS ${VERSION}\n`);
     return 0;
   }
+  scavengeOnLoopThread();
   const log = createLogger('kube-dns', o.verbosity);
   log.info({ version: VERSION, flags: process.argv.slice(2) }, 'starting kube-dns');
   const env = process.env;

@@ -1,0 +1,53 @@
+// Scavenges run on the event loop's thread alone (src/runtime/scavenge.ts): V8's helper threads
+// only made each pause wait for a thread the kernel had not scheduled yet. Seen through V8's own
+// account of each collection (--trace-gc-nvp): under a flood, no scavenge of the running binary
+// gives any of its work to a background thread.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { clusterIPService, freePort, startFakeApiServer } from '@kube-dns/testkit';
+
+const BIN = fileURLToPath(new URL('../../bin/kube-dns.js', import.meta.url));
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+// A child process sending queries for unique names as fast as it can for `seconds`.
+const FLOOD = `const s = require('node:dgram').createSocket('udp4'); const [port, seconds] = process.argv.slice(1).map(Number);
+const end = Date.now() + seconds * 1000; let n = 0;
+function q(name) { const b = [0, 0, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0]; for (const l of name.split('.')) { b.push(l.length); for (const c of l) b.push(c.charCodeAt(0)); } b.push(0, 0, 1, 0, 1); return Buffer.from(b); }
+function burst() { for (let i = 0; i < 200; i++, n++) s.send(q('x' + n + '.example.com.ns' + (n % 20) + '.svc.cluster.local'), port, '127.0.0.1');
+  if (Date.now() < end) setImmediate(burst); else setTimeout(() => process.exit(0), 200); } burst();`;
+
+function manifestNodeOptions(): string {
+  const text = readFileSync(fileURLToPath(new URL('../../../../manifests/kube-dns.yaml', import.meta.url)), 'utf8');
+  const m = /- name: NODE_OPTIONS\s+value: "([^"]+)"/.exec(text);
+  assert.ok(m, 'the manifest sets NODE_OPTIONS for kubedns');
+  return m[1]!;
+}
+
+test('under a flood, every scavenge runs on the event loop thread alone', { timeout: 90_000 }, async (t) => {
+  const api = await startFakeApiServer();
+  t.after(() => api.close());
+  for (let i = 0; i < 1000; i++) api.upsert('services', clusterIPService(`ns${i % 20}`, `svc${i}`, [`10.96.${i >> 8}.${i & 255}`]));
+  const [dnsPort, healthzPort] = [await freePort(), await freePort()];
+  const kd = spawn(process.execPath, ['--trace-gc-nvp', BIN, '--dns-bind-address=127.0.0.1', `--dns-port=${dnsPort}`, '--healthz-bind-address=127.0.0.1', `--healthz-port=${healthzPort}`, `--kubecfg-file=${api.kubeconfigPath}`, '--nameservers=127.0.0.1:9'], {
+    env: { ...process.env, NODE_OPTIONS: manifestNodeOptions() },
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
+  t.after(() => kd.kill('SIGKILL'));
+  let out = '';
+  kd.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
+  for (let i = 0; ; i++) {
+    if (await fetch(`http://127.0.0.1:${healthzPort}/readiness`).then((r) => r.ok, () => false)) break;
+    assert.ok(i < 600, 'kube-dns did not become ready');
+    await sleep(50);
+  }
+  const from = out.length; // the collections of loading the bundle came before main() set anything
+  const flood = spawn(process.execPath, ['-e', FLOOD, String(dnsPort), '3'], { stdio: 'ignore' });
+  await new Promise((r) => flood.once('exit', r));
+  const scavenges = out.slice(from).split('\n').filter((l) => / gc=s /.test(l));
+  assert.ok(scavenges.length >= 20, `the flood caused scavenges (${scavenges.length})`);
+  const helped = scavenges.filter((l) => Number(/ background\.scavenge\.parallel=([\d.]+)/.exec(l)?.[1] ?? NaN) !== 0);
+  assert.deepEqual(helped, [], 'no scavenge had work done by a background thread');
+});
