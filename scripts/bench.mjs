@@ -180,7 +180,12 @@ async function gitInfo() {
     p.on('exit', () => res(o.trim()));
     p.on('error', () => res(''));
   });
-  return { branch: await git('rev-parse', '--abbrev-ref', 'HEAD'), commit: await git('rev-parse', '--short', 'HEAD'), dirty: (await git('status', '--porcelain', '--untracked-files=no')) !== '' };
+  return {
+    branch: await git('rev-parse', '--abbrev-ref', 'HEAD'),
+    commit: await git('rev-parse', '--short', 'HEAD'),
+    // the bench's own outputs (a previous run's results) do not make the code dirty
+    dirty: (await git('status', '--porcelain', '--untracked-files=no', '--', ':/', ':(top,exclude)bench/results')) !== '',
+  };
 }
 
 async function main() {
