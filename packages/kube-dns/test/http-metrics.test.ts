@@ -59,6 +59,37 @@ test('per-query metrics: exact names and types, labels, cumulative buckets, +Inf
   assert.ok(!families.has('nodejs_eventloop_lag_seconds') && !families.has('nodejs_eventloop_lag_stddev_seconds'), 'no nodejs_eventloop_lag_*');
 });
 
+test("the original's duration histogram and request count agree with every query observed", async () => {
+  // kube-dns records a query's duration once, in its own histogram; the original's skydns_* series
+  // are summed from it over both transports when scraped. Checked against the same observations
+  // counted directly, on the original's bucket bounds, with values on and around every bound.
+  const m = new KubeDnsMetrics();
+  const bounds = [0.001, 0.003, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+  const values = [0.00003, 0.0007, 20, ...bounds.flatMap((b) => [b * 0.999, b, b * 1.001])];
+  const systems = ['auth', 'recursive', 'reverse'] as const;
+  const seen = new Map(systems.map((s) => [s, [] as number[]]));
+  let k = 0;
+  for (const v of values) {
+    for (const system of systems) {
+      if (++k % 4 === 0) continue; // not every system gets every value
+      const transport = k % 3 === 0 ? 'tcp' : 'udp';
+      m.observe(1, 0, transport, system, v, 50, false);
+      seen.get(system)!.push(v);
+    }
+  }
+  const text = await m.registry.metrics();
+  const line = (series: string) => text.split('\n').find((l) => l.startsWith(`${series} `))?.slice(series.length + 1);
+  const name = 'skydns_skydns_dns_request_duration_seconds';
+  for (const system of systems) {
+    const vs = seen.get(system)!;
+    for (const le of bounds) assert.equal(line(`${name}_bucket{system="${system}",le="${le}"}`), String(vs.filter((v) => v <= le).length), `${system} le=${le}`);
+    assert.equal(line(`${name}_bucket{system="${system}",le="+Inf"}`), String(vs.length));
+    assert.equal(line(`${name}_count{system="${system}"}`), String(vs.length));
+    assert.ok(Math.abs(Number(line(`${name}_sum{system="${system}"}`)) - vs.reduce((a, b) => a + b, 0)) < 1e-9, `${system} sum`);
+    assert.equal(line(`skydns_skydns_dns_request_count_total{system="${system}"}`), String(vs.length));
+  }
+});
+
 test('event-loop delay: a stall shows in kubedns_event_loop_delay_seconds and in the max since the last scrape', async (t) => {
   const m = new KubeDnsMetrics();
   t.after(() => m.close());

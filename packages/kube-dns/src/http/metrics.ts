@@ -12,8 +12,19 @@ const RCODE_NAMES = ['NOERROR', 'FORMERR', 'SERVFAIL', 'NXDOMAIN', 'NOTIMP', 'RE
 const TRANSPORTS = ['udp', 'tcp'] as const;
 const SYSTEMS = ['auth', 'recursive', 'reverse'] as const;
 const CAUSES = ['nxdomain', 'servfail', 'refused'] as const;
-const DURATION_BUCKETS = [0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
 const SKY_DURATION_BUCKETS = [0.001, 0.003, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+/**
+ * Ours: finer below a millisecond, and every bound of the original's too (0.003 and 10 were added
+ * for it), so the original's histogram and request count are summed from ours when scraped and a
+ * query records its duration once (skyDurationValues).
+ */
+const DURATION_BUCKETS = [0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.003, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+/** For each of the original's bounds, the index of the same bound in ours. */
+const SKY_IN_OURS = SKY_DURATION_BUCKETS.map((b) => {
+  const i = DURATION_BUCKETS.indexOf(b);
+  if (i < 0) throw new Error(`duration bucket ${b} of the original's is missing from ours`);
+  return i;
+});
 const SKY_SIZE_BUCKETS = [0, 512, 1024, 1500, 2048, 4096, 8192, 12288, 16384, 20480, 24576, 28672, 32768, 36864, 40960, 45056, 49152, 53248, 57344, 61440, 65536];
 const rcodeName = (n: number) => RCODE_NAMES[n] ?? `RCODE${n}`;
 /**
@@ -39,9 +50,6 @@ export class KubeDnsMetrics implements QueryObserver {
   private readonly requests = new Float64Array(QTYPE_LABELS.length << 7);
   /** index: transport * 3 + system */
   private readonly duration = Array.from({ length: 6 }, () => new FastHistogram(DURATION_BUCKETS));
-  /** index: system */
-  private readonly skyRequests = new Float64Array(3);
-  private readonly skyDuration = Array.from({ length: 3 }, () => new FastHistogram(SKY_DURATION_BUCKETS));
   private readonly skySize = Array.from({ length: 3 }, () => new FastHistogram(SKY_SIZE_BUCKETS));
   /** index: system * 3 + cause (nxdomain, servfail, refused) */
   private readonly skyErrors = new Float64Array(9);
@@ -76,11 +84,16 @@ export class KubeDnsMetrics implements QueryObserver {
     );
     registerScraped(r, 'kubedns_dns_response_cache_hits_total', 'Replies served from the encoded-response cache.', 'counter', () => [{ value: this.cacheHits, labels: {} }]);
     registerScraped(r, 'kubedns_dns_response_cache_misses_total', 'Replies built from the zone (not in the response cache).', 'counter', () => [{ value: this.cacheMisses, labels: {} }]);
+    // the original's per-system count and duration: ours summed over both transports
+    const bySystem = (i: number) => [this.duration[i]!, this.duration[3 + i]!] as const;
     registerScraped(r, `${sky}_request_count_total`, 'Counter of DNS requests made.', 'counter', () =>
-      SYSTEMS.flatMap((system, i) => (this.skyRequests[i] ? [{ value: this.skyRequests[i]!, labels: { system } }] : [])),
+      SYSTEMS.flatMap((system, i) => {
+        const [udp, tcp] = bySystem(i);
+        return udp.count + tcp.count ? [{ value: udp.count + tcp.count, labels: { system } }] : [];
+      }),
     );
     registerScraped(r, `${sky}_request_duration_seconds`, 'Histogram of the time (in seconds) each request took to resolve.', 'histogram', () =>
-      this.skyDuration.flatMap((h, i) => (h.count ? h.values(`${sky}_request_duration_seconds`, { system: SYSTEMS[i]! }) : [])),
+      SYSTEMS.flatMap((system, i) => skyDurationValues(`${sky}_request_duration_seconds`, system, bySystem(i))),
     );
     registerScraped(r, `${sky}_response_size_bytes`, 'Size of the returns response in bytes.', 'histogram', () =>
       this.skySize.flatMap((h, i) => (h.count ? h.values(`${sky}_response_size_bytes`, { system: SYSTEMS[i]! }) : [])),
@@ -107,8 +120,6 @@ export class KubeDnsMetrics implements QueryObserver {
     this.requests[(QTYPE_INDEX[qtype & 0xffff]! << 7) | ((rcode & 0x3f) << 1) | t]!++;
     const sys = system === 'auth' ? 0 : system === 'recursive' ? 1 : 2;
     this.duration[t * 3 + sys]!.observe(seconds);
-    this.skyRequests[sys]!++;
-    this.skyDuration[sys]!.observe(seconds);
     this.skySize[sys]!.observe(size);
     if (rcode === 3) this.skyErrors[sys * 3]!++;
     else if (rcode === 2) this.skyErrors[sys * 3 + 1]!++;
@@ -116,6 +127,28 @@ export class KubeDnsMetrics implements QueryObserver {
     if (cacheHit) this.cacheHits++;
     else this.cacheMisses++;
   }
+}
+
+/** The original's duration histogram of one system, from ours over both transports (see DURATION_BUCKETS). */
+function skyDurationValues(name: string, system: string, parts: readonly FastHistogram[]): Value[] {
+  let count = 0;
+  let sum = 0;
+  for (const h of parts) {
+    count += h.count;
+    sum += h.sum;
+  }
+  if (count === 0) return [];
+  const out: Value[] = [];
+  let acc = 0;
+  let i = 0;
+  SKY_DURATION_BUCKETS.forEach((le, j) => {
+    for (; i <= SKY_IN_OURS[j]!; i++) for (const h of parts) acc += h.counts[i]!;
+    out.push({ value: acc, labels: { system, le }, metricName: `${name}_bucket` });
+  });
+  out.push({ value: count, labels: { system, le: '+Inf' }, metricName: `${name}_bucket` });
+  out.push({ value: sum, labels: { system }, metricName: `${name}_sum` });
+  out.push({ value: count, labels: { system }, metricName: `${name}_count` });
+  return out;
 }
 
 export interface GaugeSources {
