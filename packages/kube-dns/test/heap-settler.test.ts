@@ -6,9 +6,9 @@
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { clusterIPService, freePort, startFakeApiServer } from '@kube-dns/testkit';
+import { manifestNodeOptions } from './pod-through-dnsmasq.js';
 
 const BIN = fileURLToPath(new URL('../../bin/kube-dns.js', import.meta.url));
 const MiB = 1024 * 1024;
@@ -20,13 +20,6 @@ const end = Date.now() + seconds * 1000; const pool = require('node:crypto').ran
 function burst() { for (let i = 0; i < 200; i++, n++) { const off = (n * 997) % (pool.length - 512); s.send(pool.subarray(off, off + 1 + (n % 400)), port, '127.0.0.1'); }
   if (Date.now() < end) setImmediate(burst); else setTimeout(() => process.exit(0), 200); } burst();`;
 
-/** kubedns's NODE_OPTIONS in manifests/kube-dns.yaml (the first container). */
-function manifestNodeOptions(): string {
-  const text = readFileSync(fileURLToPath(new URL('../../../../manifests/kube-dns.yaml', import.meta.url)), 'utf8');
-  const m = /- name: NODE_OPTIONS\s+value: "([^"]+)"/.exec(text);
-  assert.ok(m, 'the manifest sets NODE_OPTIONS for kubedns');
-  return m[1]!;
-}
 
 /**
  * The binary with `services` Services in a fake API server and these NODE_OPTIONS, once ready;

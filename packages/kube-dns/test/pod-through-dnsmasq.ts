@@ -20,6 +20,16 @@ export function manifestArgs(container: 'kubedns' | 'dnsmasq'): string[] {
   return c.args as string[];
 }
 
+/** kubedns's NODE_OPTIONS in the manifest: the V8 heap flags the container runs with. */
+export function manifestNodeOptions(): string {
+  const docs = yaml.loadAll(readFileSync(MANIFEST, 'utf8')) as Obj[];
+  const d = docs.find((x) => x?.kind === 'Deployment' && x.metadata?.name === 'kube-dns');
+  const c = (d?.spec?.template?.spec?.containers as Obj[] | undefined)?.find((x) => x.name === 'kubedns');
+  const v = (c?.env as Obj[] | undefined)?.find((e) => e.name === 'NODE_OPTIONS')?.value as unknown;
+  if (typeof v !== 'string' || v === '') throw new Error('manifests/kube-dns.yaml: no NODE_OPTIONS for kubedns');
+  return v;
+}
+
 /** The manifest's kubedns --ttl (the binary's default, 30, when it sets none). */
 export function manifestTtl(): number {
   const a = manifestArgs('kubedns').find((x) => x.startsWith('--ttl='));

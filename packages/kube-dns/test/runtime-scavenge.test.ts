@@ -5,9 +5,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { clusterIPService, freePort, startFakeApiServer } from '@kube-dns/testkit';
+import { manifestNodeOptions } from './pod-through-dnsmasq.js';
 
 const BIN = fileURLToPath(new URL('../../bin/kube-dns.js', import.meta.url));
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -19,12 +19,6 @@ function q(name) { const b = [0, 0, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0]; for (const l 
 function burst() { for (let i = 0; i < 200; i++, n++) s.send(q('x' + n + '.example.com.ns' + (n % 20) + '.svc.cluster.local'), port, '127.0.0.1');
   if (Date.now() < end) setImmediate(burst); else setTimeout(() => process.exit(0), 200); } burst();`;
 
-function manifestNodeOptions(): string {
-  const text = readFileSync(fileURLToPath(new URL('../../../../manifests/kube-dns.yaml', import.meta.url)), 'utf8');
-  const m = /- name: NODE_OPTIONS\s+value: "([^"]+)"/.exec(text);
-  assert.ok(m, 'the manifest sets NODE_OPTIONS for kubedns');
-  return m[1]!;
-}
 
 test('under a flood, every scavenge runs on the event loop thread alone', { timeout: 90_000 }, async (t) => {
   const api = await startFakeApiServer();
