@@ -7,8 +7,8 @@
 // replies for the name's types and variants, and for any other name with the same hash, hang
 // off that key in a short chain, each entry with its name; a chain is kept to MAX_CHAIN entries
 // whatever clients ask. Before the map, a bit array of the hashes stored answers most misses
-// from memory that stays in the CPU's caches (FILTER_BITS). Entries remember the zone dependency and its generation; a zone change
-// to that dependency makes them miss (docs/hot-path.md).
+// from memory that stays in the CPU's caches (FILTER_BITS). Entries remember the zone dependency
+// and its generation; a zone change to that dependency makes them miss (docs/hot-path.md).
 //
 // Bounded in entries and in bytes. Every reply is copied into memory of its own before it is
 // kept: a small Buffer from allocUnsafe is a slice of Node's shared 8 KiB pool, and keeping one
