@@ -5,10 +5,39 @@
 // TERM while `pid == 0`), so a reload requested before then must be held back and sent later.
 // "started, version" is logged just before that point; we add a short margin, and fall back to
 // a timer when its log does not reach us.
-import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import { execa, type ResultPromise } from 'execa';
 import type { Logger } from '@kube-dns/config';
+
+/** A line longer than this is passed on in pieces of this size (dnsmasq's lines are short). */
+const MAX_LINE = 16 * 1024;
+
+/**
+ * Calls onLine for each line of a text stream (\n or \r\n), then onEnd. Not node:readline,
+ * which the nanny would load for this alone (docs/footprint.md).
+ */
+export function eachLine(stream: Readable, onLine: (line: string) => void, onEnd: () => void): void {
+  let rest = '';
+  stream.setEncoding('utf8');
+  stream.on('data', (chunk: string) => {
+    rest += chunk;
+    let start = 0;
+    for (let nl = rest.indexOf('\n'); nl >= 0; nl = rest.indexOf('\n', start)) {
+      onLine(rest.slice(start, nl > start && rest.charCodeAt(nl - 1) === 13 ? nl - 1 : nl));
+      start = nl + 1;
+    }
+    rest = rest.slice(start);
+    while (rest.length > MAX_LINE) {
+      onLine(rest.slice(0, MAX_LINE));
+      rest = rest.slice(MAX_LINE);
+    }
+  });
+  stream.once('end', () => {
+    if (rest !== '') onLine(rest.endsWith('\r') ? rest.slice(0, -1) : rest);
+    rest = '';
+    onEnd();
+  });
+}
 
 export interface ExitInfo {
   /** Exit status, when it exited by itself. */
@@ -71,8 +100,7 @@ export class DnsmasqProcess {
     const log = opts.log.child({ dnsmasqPid: this.pid });
     const relay = (stream: Readable | null, name: string) => {
       if (!stream) return;
-      const rl = createInterface({ input: stream, crlfDelay: Infinity });
-      rl.on('line', (line) => {
+      eachLine(stream, (line) => {
         if (line.trim() === '') return;
         this.lines.push(line);
         if (this.lines.length > KEEP_LINES) this.lines.shift();
@@ -85,8 +113,7 @@ export class DnsmasqProcess {
           this.reloadsApplied++;
           log.info({ reloadsApplied: this.reloadsApplied }, 'dnsmasq applied the reload');
         }
-      });
-      rl.on('close', () => log.debug({ stream: name }, `Got EOF from ${name}`));
+      }, () => log.debug({ stream: name }, `Got EOF from ${name}`));
     };
     relay(this.proc.stdout, 'stdout');
     relay(this.proc.stderr, 'stderr');
