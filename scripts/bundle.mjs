@@ -231,8 +231,9 @@ function importedNames(source, id) {
     const ns = /\*\s*as\s*([\w$]+)/.exec(clause);
     if (ns) {
       // every use of the namespace must be `ns.name`
-      const uses = [...source.matchAll(new RegExp(`(?<![\\w$.])${ns[1].replace(/\$/g, '\\$')}(?![\\w$])(\\.([\\w$]+))?`, 'g'))];
-      if (uses.some((u) => u[2] === undefined && !source.slice(Math.max(0, u.index - 12), u.index).includes('as'))) return undefined;
+      const uses = [...source.matchAll(new RegExp(`(?<![\\w$.'"/:])${ns[1].replace(/\$/g, '\\$')}(?![\\w$])(\\.([\\w$]+))?`, 'g'))];
+      const declared = source.match(new RegExp(`\\*\\s*as\\s*${ns[1].replace(/\$/g, '\\$')}(?![\\w$])`, 'g'))?.length ?? 0;
+      if (uses.filter((u) => u[2] === undefined).length > declared) return undefined;
       for (const u of uses) if (u[2]) names.add(u[2]);
     }
   }
