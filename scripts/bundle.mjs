@@ -240,6 +240,14 @@ function importedNames(source, id) {
   return any ? names : undefined;
 }
 
+/**
+ * Source of `load()`, which evaluates `get` (a module's source expression) once, on the first
+ * call, and notes `label` in a global list so a test can see what a serving process ended up
+ * loading (lazy-modules.test.ts of each package). Shared by the stand-ins of both plugins.
+ */
+const lazyLoader = (label, get) =>
+  `let real;\nconst load = () => (real ??= ((globalThis[Symbol.for('kube-dns.lazy-loaded')] ??= []).push(${JSON.stringify(label)}), ${get}));`;
+
 function builtinsThroughRequire() {
   const sources = new Map();
   return {
@@ -268,8 +276,7 @@ function builtinsThroughRequire() {
         const notFunctions = exported.filter((n) => typeof real[n] !== 'function');
         if (notFunctions.length > 0) throw new Error(`builtins-through-require: ${args.path} imports ${notFunctions.join(', ')}, not functions: it cannot be loaded on first call`);
         const lines = [
-          'let real;',
-          `const load = () => (real ??= ((globalThis[Symbol.for('kube-dns.lazy-loaded')] ??= []).push(${JSON.stringify(id)}), require(${JSON.stringify(id)})));`,
+          lazyLoader(id, `require(${JSON.stringify(id)})`),
           'export default /* @__PURE__ */ new Proxy({}, { get: (_, key) => load()[key], has: (_, key) => key in load() });',
           ...exported.map((n) => `export function ${n}(...argv) { return load().${n}.apply(this, argv); }`),
         ];
@@ -344,8 +351,7 @@ function lazyRequires(pkg, heldBack) {
         return {
           // each load is also noted in a global list, so a test can see what a serving process
           // ended up loading (packages/*/test/lazy-modules.test.ts)
-          contents: `let real;
-const load = () => (real ??= ((globalThis[Symbol.for('kube-dns.lazy-loaded')] ??= []).push(${JSON.stringify(args.path)}), ${get}));
+          contents: `${lazyLoader(args.path, get)}
 module.exports = new Proxy(${target}, {
   get: (_, key) => load()[key],
   has: (_, key) => key in load(),
