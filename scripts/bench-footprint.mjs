@@ -279,16 +279,27 @@ const MINIMAL_SUPERVISOR = `
 const child = require('node:child_process').spawn('sleep', ['1000'], { stdio: ['ignore', 'pipe', 'pipe'] });
 let rest = '';
 for (const s of [child.stdout, child.stderr]) s.on('data', (d) => { const lines = (rest + d).split('\\n'); rest = lines.pop(); });
-require('node:fs').watch(process.argv[1], () => {});
+require('node:fs').watch(process.argv[2], () => {});
 const udp = require('node:dgram').createSocket('udp4');
 udp.on('message', () => {});
 udp.bind(0, '127.0.0.1', () => setInterval(() => udp.send(Buffer.alloc(40), udp.address().port, '127.0.0.1'), 50));
 process.on('SIGTERM', () => { child.kill(); process.exit(0); });
 process.stdout.write('0\\n');`;
 
+/**
+ * A floor's script, written to a CommonJS file: like the binaries, it must not load node's ES
+ * module loader, which `node -e` does (about 1 MB).
+ */
+async function floorFile(name, script) {
+  const file = join(floorDir, `${name}.cjs`);
+  await writeFile(file, script);
+  return file;
+}
+let floorDir;
+
 /** RSS of one of the two floors above, started with `container`'s flags and env. */
 async function floorMb(script, image, container, args = []) {
-  const p = spawn(podNode, [...imageFlags(image), '-e', script, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: envOf(container) });
+  const p = spawn(podNode, [...imageFlags(image), await floorFile(image, script), ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: envOf(container) });
   let err = ''; // node's warning about --jitless disabling WebAssembly, or why it failed
   p.stderr.on('data', (d) => (err += d));
   const port = await new Promise((resolve, reject) => {
@@ -313,7 +324,8 @@ async function main() {
   const results = { date: new Date().toISOString(), node: process.version, quick, pod: [], kubeDns: [], floods: [] };
 
   // the floor: a bare node process
-  const bare = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 1e9)'], { stdio: 'ignore' });
+  floorDir = await mkdtemp(join(tmpdir(), 'footprint-floor-'));
+  const bare = spawn(process.execPath, [await floorFile('bare', 'setTimeout(() => {}, 1e9);')], { stdio: 'ignore' });
   await sleep(500);
   results.bareNodeMb = r1(await rssMb(bare.pid));
   bare.kill();
@@ -327,6 +339,7 @@ async function main() {
   const watched = await mkdtemp(join(tmpdir(), 'footprint-watched-'));
   results.minimalSupervisorMb = r1(await floorMb(MINIMAL_SUPERVISOR, 'dnsmasq-nanny', 'dnsmasq', [watched]));
   await rm(watched, { recursive: true, force: true });
+  await rm(floorDir, { recursive: true, force: true });
   for (const n of part('pod') ? [10, 10_000] : []) {
     const dir = await mkdtemp(join(tmpdir(), 'footprint-'));
     const api = await startFakeApiServer({ historySize: 10 });

@@ -1,11 +1,11 @@
 #!/usr/bin/env node
-// The production build (docs/footprint.md): one self-contained ESM file per binary, bundled and
+// The production build (docs/footprint.md): one self-contained CommonJS file per binary, bundled and
 // tree-shaken by esbuild from what `tsc -b` wrote to dist/, runnable with plain `node` and no
 // node_modules. Every byte of JavaScript a process loads stays in its heap (the script's source,
 // and whatever its modules create when they load), so what is not bundled is memory saved in
 // every replica of the pod.
 //   node scripts/bundle.mjs [--only PKG] [--analyze]   (after tsc -b; `npm run build` runs both)
-// Writes packages/<pkg>/bundle/<pkg>.mjs (+ .map, + .LEGAL.txt with the bundled licences) and
+// Writes packages/<pkg>/bundle/<pkg>.cjs (+ .map, + .LEGAL.txt with the bundled licences) and
 // <pkg>.lazy.cjs, the modules it loads only on first use (+ .map).
 import { mkdir, readdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { createRequire, isBuiltin } from 'node:module';
@@ -184,61 +184,13 @@ function nodeUrlForWhatwgUrl() {
 }
 
 /**
- * Built-in modules a bundle reaches through `import` are required instead. Node gives an ES
- * module importing one of its built-ins a facade with every export of the module, and building
- * that facade reads every property, including the getters that load a module on first use:
- * `import { readFileSync } from 'node:fs'` loads fs/promises and readline's internals (for
- * `fs.promises`), `node:dns` loads dns/promises, `node:util` the argument parser and the MIME
- * parser, `node:process` the diagnostic report. Measured on a bare node, those extra modules are
- * 1.5-2.3 MB of RSS; required, a module's lazy parts stay unloaded.
- *
- * Each importer of a built-in gets a module of its own exporting exactly the names it imports,
- * read once from `require()` at load (so an import of a missing name fails the build, as it would
- * fail to link in Node). A namespace import exports the names the importer reads off it
- * (`ns.name`); an importer that uses one otherwise (`ns[key]`, passed whole) and `export ... from`
- * keep the real import. `node:buffer` and `node:perf_hooks` keep theirs everywhere: `Buffer` and
- * `performance` are read per query on kube-dns's hot path, where an import binding is a constant
- * to the optimizing compiler (docs/hot-path.md), and neither facade loads more.
- */
-const KEEP_IMPORTED = new Set(['node:buffer', 'node:perf_hooks']);
-
-/**
- * Built-ins an importer only calls on paths our programs never take: its functions from them are
- * stand-ins that require the module on the first call (noted in the same list as LAZY_REQUIRES'
- * loads). execa imports v8's `serialize` for the IPC channel, which the nanny never opens (v8 is
- * 0.3 MB of a bare node's RSS).
+ * Built-ins an importer only calls on paths our programs never take: the importer gets a module
+ * of functions that require the built-in on their first call (noted in the same list as
+ * LAZY_REQUIRES' loads). execa imports v8's `serialize` for the IPC channel, which the nanny never
+ * opens (v8 is 0.3 MB of a bare node's RSS). An import of a name that is not a function of the
+ * built-in fails the build (no such export).
  */
 const LAZY_BUILTINS = [{ id: 'node:v8', from: /[\\/]node_modules[\\/]execa[\\/]/ }];
-
-/** Names `source` imports from built-in `id` ('node:fs'), or undefined when they cannot be told. */
-function importedNames(source, id) {
-  const bare = id.slice('node:'.length).replace(/[/]/g, '\\/');
-  const from = `\\s*from\\s*(?<q>["'])(?:node:)?${bare}\\k<q>`;
-  if (new RegExp(`export\\s*(\\{[^}]*\\}|\\*[^'"]*)${from}`).test(source)) return undefined;
-  const names = new Set();
-  let any = false;
-  for (const m of source.matchAll(new RegExp(`import\\s*([\\w$\\s{},*]+?)${from}`, 'g'))) {
-    any = true;
-    let clause = m[1].trim();
-    const braces = /\{([^}]*)\}/.exec(clause);
-    if (braces) {
-      for (const part of braces[1].split(',')) {
-        const name = part.trim().split(/\s+as\s+/)[0];
-        if (name) names.add(name);
-      }
-      clause = clause.replace(braces[0], '');
-    }
-    const ns = /\*\s*as\s*([\w$]+)/.exec(clause);
-    if (ns) {
-      // every use of the namespace must be `ns.name`
-      const uses = [...source.matchAll(new RegExp(`(?<![\\w$.'"/:])${ns[1].replace(/\$/g, '\\$')}(?![\\w$])(\\.([\\w$]+))?`, 'g'))];
-      const declared = source.match(new RegExp(`\\*\\s*as\\s*${ns[1].replace(/\$/g, '\\$')}(?![\\w$])`, 'g'))?.length ?? 0;
-      if (uses.filter((u) => u[2] === undefined).length > declared) return undefined;
-      for (const u of uses) if (u[2]) names.add(u[2]);
-    }
-  }
-  return any ? names : undefined;
-}
 
 /**
  * Source of `load()`, which evaluates `get` (a module's source expression) once, on the first
@@ -248,37 +200,24 @@ function importedNames(source, id) {
 const lazyLoader = (label, get) =>
   `let real;\nconst load = () => (real ??= ((globalThis[Symbol.for('kube-dns.lazy-loaded')] ??= []).push(${JSON.stringify(label)}), ${get}));`;
 
-function builtinsThroughRequire() {
-  const sources = new Map();
+function lazyBuiltins() {
   return {
-    name: 'builtins-through-require',
+    name: 'lazy-builtins',
     setup(build) {
-      build.onResolve({ filter: /^(node:)?[a-z0-9_/]+$/ }, async (args) => {
-        if (args.kind !== 'import-statement' || !isBuiltin(args.path) || args.namespace !== 'file') return undefined;
+      build.onResolve({ filter: /^(node:)?[a-z0-9_/]+$/ }, (args) => {
+        if (args.namespace !== 'file' || !isBuiltin(args.path)) return undefined;
         const id = args.path.startsWith('node:') ? args.path : `node:${args.path}`;
-        if (KEEP_IMPORTED.has(id)) return undefined;
-        if (!sources.has(args.importer)) sources.set(args.importer, await readFile(args.importer, 'utf8'));
-        const names = importedNames(sources.get(args.importer), id);
-        if (!names) return undefined;
-        // side-effect free: an importer tree-shaken away, or none of its names used, requires nothing
-        const lazy = LAZY_BUILTINS.some((r) => r.id === id && r.from.test(args.importer));
-        return { path: `${id} for ${relative(root, args.importer)}`, namespace: 'builtin-required', sideEffects: false, pluginData: { id, names: [...names].sort(), lazy } };
+        if (!LAZY_BUILTINS.some((r) => r.id === id && r.from.test(args.importer))) return undefined;
+        // side-effect free: the functions nobody imports are dropped with the rest of the unused code
+        return { path: id, namespace: 'lazy-builtin', sideEffects: false };
       });
-      build.onLoad({ filter: /.*/, namespace: 'builtin-required' }, (args) => {
-        const { id, names, lazy } = args.pluginData;
-        const real = require(id);
-        const exported = names.filter((n) => n !== 'default' && Object.hasOwn(real, n));
-        if (!lazy) {
-          const lines = [`const m = require(${JSON.stringify(id)});`, 'export default m;'];
-          if (exported.length > 0) lines.push(`export const { ${exported.join(', ')} } = m;`);
-          return { contents: lines.join('\n'), loader: 'js', resolveDir: root };
-        }
-        const notFunctions = exported.filter((n) => typeof real[n] !== 'function');
-        if (notFunctions.length > 0) throw new Error(`builtins-through-require: ${args.path} imports ${notFunctions.join(', ')}, not functions: it cannot be loaded on first call`);
+      build.onLoad({ filter: /.*/, namespace: 'lazy-builtin' }, (args) => {
+        const real = require(args.path);
+        const functions = Object.keys(real).filter((n) => typeof real[n] === 'function');
         const lines = [
-          lazyLoader(id, `require(${JSON.stringify(id)})`),
+          lazyLoader(args.path, `require(${JSON.stringify(args.path)})`),
           'export default /* @__PURE__ */ new Proxy({}, { get: (_, key) => load()[key], has: (_, key) => key in load() });',
-          ...exported.map((n) => `export function ${n}(...argv) { return load().${n}.apply(this, argv); }`),
+          ...functions.map((n) => `export function ${n}(...argv) { return load().${n}.apply(this, argv); }`),
         ];
         return { contents: lines.join('\n'), loader: 'js', resolveDir: root };
       });
@@ -347,7 +286,7 @@ function lazyRequires(pkg, heldBack) {
         const side = JSON.stringify(`./${lazyFile(pkg)}`);
         const get = external
           ? `require(${JSON.stringify(real)})`
-          : `(() => { let lazySide; try { lazySide = require(${side}); } catch (e) { throw new Error(${JSON.stringify(`${lazyFile(pkg)} must sit next to ${pkg}.mjs (the modules it loads on first use): `)} + e.message); } return lazySide[${JSON.stringify(args.path)}](); })()`;
+          : `(() => { let lazySide; try { lazySide = require(${side}); } catch (e) { throw new Error(${JSON.stringify(`${lazyFile(pkg)} must sit next to ${pkg}.cjs (the modules it loads on first use): `)} + e.message); } return lazySide[${JSON.stringify(args.path)}](); })()`;
         return {
           // each load is also noted in a global list, so a test can see what a serving process
           // ended up loading (packages/*/test/lazy-modules.test.ts)
@@ -367,17 +306,18 @@ module.exports = new Proxy(${target}, {
 }
 
 export async function bundle(pkg) {
-  const outfile = join(root, 'packages', pkg, 'bundle', `${pkg}.mjs`);
+  const outfile = join(root, 'packages', pkg, 'bundle', `${pkg}.cjs`);
   const heldBack = new Map();
   const result = await esbuild.build({
     entryPoints: [join(root, 'packages', pkg, 'dist', 'src', 'main.js')],
     outfile,
     bundle: true,
     platform: 'node',
-    format: 'esm',
+    // CommonJS, not ESM: a program whose entry is an ES module also loads node's ES module loader
+    // (about 1 MB of RSS per process, measured); the launchers in bin/ are CommonJS for the same
+    // reason. Our sources stay ES modules: esbuild turns their imports into require() calls.
+    format: 'cjs',
     target: 'node20',
-    // Bundled CommonJS modules call require() on Node's built-ins: give them a real one.
-    banner: { js: "import { createRequire as __kdnsCreateRequire } from 'node:module'; const require = __kdnsCreateRequire(import.meta.url);" },
     // Whitespace and syntax only: function and class names stay readable in stack traces and
     // logs; the source map (not loaded unless --enable-source-maps) gives the original lines.
     minifyWhitespace: true,
@@ -387,7 +327,7 @@ export async function bundle(pkg) {
     metafile: true,
     write: false,
     logLevel: 'warning',
-    plugins: [trimClientNodeModels(), trimClientNodeApis(), nodeUrlForWhatwgUrl(), lazyRequires(pkg, heldBack), inlinePackageJson(pkg), builtinsThroughRequire()],
+    plugins: [trimClientNodeModels(), trimClientNodeApis(), nodeUrlForWhatwgUrl(), lazyRequires(pkg, heldBack), inlinePackageJson(pkg), lazyBuiltins()],
   });
   // the side file (lazyFile above): written for every binary, empty when nothing is held back,
   // so that every image ships the same set of files

@@ -67,8 +67,8 @@ mkdir -p "$CACHE"
 
 # 1. The bundles: the production build of this checkout.
 for b in "${IMAGES[@]}"; do
-  if [ ! -f "packages/$b/bundle/$b.mjs" ] || [ -n "$(find packages/*/src packages/*/package.json -newer "packages/$b/bundle/$b.mjs" -print -quit 2>/dev/null)" ]; then
-    say "npm run build (packages/$b/bundle/$b.mjs missing or older than the sources)"
+  if [ ! -f "packages/$b/bundle/$b.cjs" ] || [ -n "$(find packages/*/src packages/*/package.json -newer "packages/$b/bundle/$b.cjs" -print -quit 2>/dev/null)" ]; then
+    say "npm run build (packages/$b/bundle/$b.cjs missing or older than the sources)"
     npm run build --silent
     break
   fi

@@ -1,5 +1,4 @@
 #!/usr/bin/env node
-// Runs bundle/kube-dns.mjs, the production build the image ships (see scripts/run-bundle.mjs).
-import { runBundle } from '../../../scripts/run-bundle.mjs';
-
-await runBundle('kube-dns');
+// Runs bundle/kube-dns.cjs, the production build the image ships (see scripts/run-bundle.cjs).
+// CommonJS (bin/package.json): no ES module is loaded on the way to the bundle.
+require('../../../scripts/run-bundle.cjs').runBundle('kube-dns');

@@ -10,7 +10,7 @@ import { promisify } from 'node:util';
 
 const ROOT = new URL('../../../../', import.meta.url).pathname;
 const run = promisify(execFile);
-const bundlePath = (pkg: string) => join(ROOT, 'packages', pkg, 'bundle', `${pkg}.mjs`);
+const bundlePath = (pkg: string) => join(ROOT, 'packages', pkg, 'bundle', `${pkg}.cjs`);
 const lazyPath = (pkg: string) => join(ROOT, 'packages', pkg, 'bundle', `${pkg}.lazy.cjs`);
 
 /** Runs the launcher once, which (re)builds a missing or stale bundle in a checkout. */
@@ -27,7 +27,7 @@ for (const [pkg, help, version] of [
     await ensureBundle(pkg);
     const dir = await mkdtemp(join(tmpdir(), 'bundle-alone-'));
     t.after(() => rm(dir, { recursive: true, force: true }));
-    const alone = join(dir, `${pkg}.mjs`);
+    const alone = join(dir, `${pkg}.cjs`);
     await copyFile(bundlePath(pkg), alone);
     await copyFile(lazyPath(pkg), join(dir, `${pkg}.lazy.cjs`));
     const h = await run(process.execPath, [alone, help], { cwd: dir, timeout: 30_000 });

@@ -1,10 +1,10 @@
 // What the running sidecar leaves unloaded (scripts/bundle.mjs, lazy requires; docs/footprint.md):
 // prom-client's Pushgateway, with node's https, tls and zlib, is never evaluated by a sidecar that
 // never pushes, even after it served /metrics and its health checks; nor node's crypto (2.2 MB),
-// which only express's ETags (turned off) and signed cookies would call; nor the lazy parts of
-// node:util and node:net (the argument and MIME parsers, BlockList) that an ES module's import of
-// them would load (the bundle requires built-ins). Every module a process loads stays in its
-// memory for good.
+// which only express's ETags (turned off) and signed cookies would call; nor node's ES module
+// loader (the launcher and the bundle are CommonJS), nor the lazy parts of node:util and node:net
+// (the argument and MIME parsers, BlockList) that an ES module's import of them would load. Every
+// module a process loads stays in its memory for good.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -33,6 +33,6 @@ test('a serving sidecar has loaded none of the modules held back: no Pushgateway
   assert.match(text, /^kubedns_probe_kubedns_latency_ms_bucket/m, 'metrics served');
   const loaded = await reporter.read(child);
   assert.ok(loaded.builtins.includes('NativeModule http'), 'the list is the real one (http serves /metrics)');
-  for (const m of ['https', 'tls', 'zlib', 'crypto', 'internal/util/parse_args/parse_args', 'internal/mime', 'internal/blocklist']) assert.ok(!loaded.builtins.includes(`NativeModule ${m}`), `${m} is not loaded`);
+  for (const m of ['https', 'tls', 'zlib', 'crypto', 'internal/util/parse_args/parse_args', 'internal/mime', 'internal/blocklist', 'internal/modules/esm/loader']) assert.ok(!loaded.builtins.includes(`NativeModule ${m}`), `${m} is not loaded`);
   assert.deepEqual(loaded.lazy, [], 'none of the modules held back until first use (mime-types, the Pushgateway, body-parser) was loaded');
 });

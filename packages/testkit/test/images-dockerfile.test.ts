@@ -102,14 +102,14 @@ for (const { pkg, container: name } of IMAGES) {
     // one layer of its own: the bundle (every other instruction is metadata)
     const layered = stage.lines.filter((l) => /^(COPY|ADD|RUN)\s/.test(l));
     assert.equal(layered.length, 1, `${pkg}: one layer of its own`);
-    assert.match(layered[0]!, new RegExp(`^COPY --from=bundles /app/packages/${pkg}/bundle/${pkg}\\.mjs .* /app/$`));
+    assert.match(layered[0]!, new RegExp(`^COPY --from=bundles /app/packages/${pkg}/bundle/${pkg}\\.cjs .* /app/$`));
     // and the side file with the modules the bundle loads on first use (scripts/bundle.mjs)
     assert.ok(layered[0]!.split(' ').includes(`/app/packages/${pkg}/bundle/${pkg}.lazy.cjs`), `${pkg}: the image ships ${pkg}.lazy.cjs`);
     const entry = JSON.parse(lines.find((l) => l.startsWith('ENTRYPOINT'))!.slice('ENTRYPOINT'.length)) as string[];
     const argv = pkg === 'dnsmasq-nanny' ? entry.slice(entry.indexOf('--') + 1) : entry;
     // the nanny's image runs tini as PID 1 (it reaps dnsmasq's orphaned children)
     if (pkg === 'dnsmasq-nanny') assert.deepEqual(entry.slice(0, 2), ['/usr/bin/tini', '--']);
-    assert.deepEqual(argv, ['/usr/local/bin/node', `/app/${pkg}.mjs`]);
+    assert.deepEqual(argv, ['/usr/local/bin/node', `/app/${pkg}.cjs`]);
     const user = lines.filter((l) => l.startsWith('USER ')).at(-1);
     const sc = container(name).securityContext;
     assert.equal(user, `USER ${sc.runAsUser}:${sc.runAsGroup}`, 'image user = manifest user');

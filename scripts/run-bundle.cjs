@@ -4,12 +4,15 @@
 // would prove nothing. In a checkout, a bundle missing or older than the compiled dist/ (after a
 // bare `tsc -b`) is rebuilt first, in a child process, so the edit-compile-test loop needs no
 // extra step. V8 flags come from NODE_OPTIONS (the manifest sets them per container).
-import { execFileSync } from 'node:child_process';
-import { existsSync, readdirSync, statSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+// CommonJS, like the bundles and the launchers: an ES module anywhere on the way in would load
+// node's ES module loader into every process (docs/footprint.md).
+'use strict';
+const { execFileSync } = require('node:child_process');
+const { existsSync, readdirSync, statSync } = require('node:fs');
+const { join } = require('node:path');
 
-const packages = fileURLToPath(new URL('../packages/', import.meta.url));
-const builder = fileURLToPath(new URL('./bundle.mjs', import.meta.url));
+const packages = join(__dirname, '..', 'packages') + '/';
+const builder = join(__dirname, 'bundle.mjs');
 
 /** Newest modification time of the compiled sources this bundle is made of (0: none here). */
 function newestCompiled(NAME) {
@@ -25,9 +28,9 @@ function newestCompiled(NAME) {
   return newest;
 }
 
-/** Runs packages/<NAME>/bundle/<NAME>.mjs in this process, rebuilding it first when stale. */
-export async function runBundle(NAME) {
-  const bundle = `${packages}${NAME}/bundle/${NAME}.mjs`;
+/** Runs packages/<NAME>/bundle/<NAME>.cjs in this process, rebuilding it first when stale. */
+function runBundle(NAME) {
+  const bundle = `${packages}${NAME}/bundle/${NAME}.cjs`;
   // its side file (modules loaded on first use): a bundle built before there was one is stale too
   const side = `${packages}${NAME}/bundle/${NAME}.lazy.cjs`;
   const compiled = existsSync(builder) ? newestCompiled(NAME) : 0;
@@ -38,5 +41,7 @@ export async function runBundle(NAME) {
     process.stderr.write(`${NAME}: ${bundle} is missing: build it with \`npm run build\`\n`);
     process.exit(1);
   }
-  await import(bundle);
+  require(bundle);
 }
+
+module.exports = { runBundle };
