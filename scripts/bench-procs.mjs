@@ -67,16 +67,21 @@ export async function manifestArgs() {
     }
     return args;
   };
-  // the container's NODE_OPTIONS (its V8 heap flags): the processes run as the manifest runs them
-  const nodeOptions = (name) => {
+  // the container's env entries with a literal value (NODE_OPTIONS, MALLOC_TRIM_THRESHOLD_, ...;
+  // not the Downward API ones): the processes run as the manifest runs them
+  const envOf = (name) => {
     const at = lines.findIndex((l) => new RegExp(`^\\s*- name: ${name}\\s*$`).test(l));
     const indent = /^\s*/.exec(lines[at])[0].length;
+    const env = {};
     for (let i = at + 1; i < lines.length; i++) {
       const l = lines[i];
       if (/^\s*- /.test(l) && /^\s*/.exec(l)[0].length <= indent) break; // the next container
-      if (/^\s*- name: NODE_OPTIONS\s*$/.test(l)) return /^\s*value: "(.*)"\s*$/.exec(lines[i + 1])?.[1] ?? '';
+      const n = /^\s*- name: ([A-Z_][A-Z0-9_]*)\s*$/.exec(l);
+      const v = n && /^\s*value: "(.*)"\s*$/.exec(lines[i + 1] ?? '');
+      if (v) env[n[1]] = v[1];
     }
-    throw new Error(`manifests/kube-dns.yaml: no NODE_OPTIONS for container ${name}`);
+    if (env.NODE_OPTIONS === undefined) throw new Error(`manifests/kube-dns.yaml: no NODE_OPTIONS for container ${name}`);
+    return env;
   };
   const dnsmasq = container('dnsmasq');
   const dd = dnsmasq.indexOf('--');
@@ -85,13 +90,13 @@ export async function manifestArgs() {
     nanny: dnsmasq.slice(0, dd),
     dnsmasq: dnsmasq.slice(dd + 1),
     sidecar: container('sidecar'),
-    env: { kubedns: { NODE_OPTIONS: nodeOptions('kubedns') }, nanny: { NODE_OPTIONS: nodeOptions('dnsmasq') }, sidecar: { NODE_OPTIONS: nodeOptions('sidecar') } },
+    env: { kubedns: envOf('kubedns'), nanny: envOf('dnsmasq'), sidecar: envOf('sidecar') },
   };
 }
 
 export const KUBE_DNS_BIN = join(root, 'packages', 'kube-dns', 'bin', 'kube-dns.js');
 
-/** kube-dns with the manifest's arguments and NODE_OPTIONS, ports moved to free loopback ones; waits for readiness. */
+/** kube-dns with the manifest's arguments and env, ports moved to free loopback ones; waits for readiness. */
 export async function startKubeDns(m, api, configDir, extra = []) {
   const [port, healthz, metrics] = [await freePort(), await freePort(), await freePort()];
   const args = m.kubedns.map((a) => a.replace(/^--dns-port=.*/, `--dns-port=${port}`).replace(/^--config-dir=.*/, `--config-dir=${configDir}`));
@@ -100,7 +105,7 @@ export async function startKubeDns(m, api, configDir, extra = []) {
   args.push('--dns-bind-address=127.0.0.1', '--healthz-bind-address=127.0.0.1', `--healthz-port=${healthz}`, `--kubecfg-file=${api.kubeconfigPath}`, ...envArgs, ...extra);
   // the manifest's NODE_OPTIONS unless KUBEDNS_BENCH_NODE_OPTIONS says otherwise (to compare heap flags)
   const NODE_OPTIONS = process.env.KUBEDNS_BENCH_NODE_OPTIONS ?? m.env.kubedns.NODE_OPTIONS;
-  const p = start(process.execPath, [KUBE_DNS_BIN, ...args], { env: { PROMETHEUS_PORT: String(metrics), NODE_OPTIONS } });
+  const p = start(process.execPath, [KUBE_DNS_BIN, ...args], { env: { ...m.env.kubedns, PROMETHEUS_PORT: String(metrics), NODE_OPTIONS } });
   const t0 = Date.now();
   for (;;) {
     if (await fetch(`http://127.0.0.1:${healthz}/readiness`).then((r) => r.status === 200, () => false)) break;
