@@ -7,6 +7,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { freePort } from '@kube-dns/testkit';
+import yaml from 'js-yaml';
 
 const root = new URL('..', import.meta.url).pathname;
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -53,43 +54,31 @@ for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => { killAllNow(); p
 // ---------------------------------------------------------------------------------------------
 // The manifest's container arguments, read from manifests/kube-dns.yaml so the bench follows it.
 export async function manifestArgs() {
-  const lines = (await readFile(join(root, 'manifests', 'kube-dns.yaml'), 'utf8')).split('\n');
+  // parsed as YAML (as scripts/bench-footprint.mjs does): quoting, comments and layout are the
+  // manifest's business, not a line pattern's
+  const docs = yaml.loadAll(await readFile(join(root, 'manifests', 'kube-dns.yaml'), 'utf8'));
+  const pod = docs.find((d) => d?.kind === 'Deployment' && d.metadata?.name === 'kube-dns')?.spec?.template?.spec;
+  if (!pod) throw new Error('manifests/kube-dns.yaml: no Deployment kube-dns');
   const container = (name) => {
-    const at = lines.findIndex((l) => new RegExp(`^\\s*- name: ${name}\\s*$`).test(l));
-    const argsAt = lines.findIndex((l, i) => i > at && /^\s*args:\s*$/.test(l));
-    if (at < 0 || argsAt < 0) throw new Error(`manifests/kube-dns.yaml: no args for container ${name}`);
-    const args = [];
-    for (const l of lines.slice(argsAt + 1)) {
-      if (/^\s*#/.test(l)) continue;
-      const m = /^\s*- (.*)$/.exec(l);
-      if (!m) break;
-      args.push(m[1].trim().replace(/^"(.*)"$/, '$1'));
-    }
-    return args;
+    const c = pod.containers.find((x) => x.name === name);
+    if (!c?.args) throw new Error(`manifests/kube-dns.yaml: no args for container ${name}`);
+    return c;
   };
   // the container's env entries with a literal value (NODE_OPTIONS, MALLOC_TRIM_THRESHOLD_, ...;
   // not the Downward API ones): the processes run as the manifest runs them
   const envOf = (name) => {
-    const at = lines.findIndex((l) => new RegExp(`^\\s*- name: ${name}\\s*$`).test(l));
-    const indent = /^\s*/.exec(lines[at])[0].length;
-    const env = {};
-    for (let i = at + 1; i < lines.length; i++) {
-      const l = lines[i];
-      if (/^\s*- /.test(l) && /^\s*/.exec(l)[0].length <= indent) break; // the next container
-      const n = /^\s*- name: ([A-Z_][A-Z0-9_]*)\s*$/.exec(l);
-      const v = n && /^\s*value: "(.*)"\s*$/.exec(lines[i + 1] ?? '');
-      if (v) env[n[1]] = v[1];
-    }
+    const env = Object.fromEntries((container(name).env ?? []).filter((e) => e.value !== undefined).map((e) => [e.name, String(e.value)]));
     if (env.NODE_OPTIONS === undefined) throw new Error(`manifests/kube-dns.yaml: no NODE_OPTIONS for container ${name}`);
     return env;
   };
-  const dnsmasq = container('dnsmasq');
+  const args = (name) => container(name).args.map(String);
+  const dnsmasq = args('dnsmasq');
   const dd = dnsmasq.indexOf('--');
   return {
-    kubedns: container('kubedns'),
+    kubedns: args('kubedns'),
     nanny: dnsmasq.slice(0, dd),
     dnsmasq: dnsmasq.slice(dd + 1),
-    sidecar: container('sidecar'),
+    sidecar: args('sidecar'),
     env: { kubedns: envOf('kubedns'), nanny: envOf('dnsmasq'), sidecar: envOf('sidecar') },
   };
 }
