@@ -9,6 +9,7 @@
 // <pkg>.lazy.cjs, the modules it loads only on first use (+ .map).
 import { mkdir, readdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { createRequire, isBuiltin } from 'node:module';
+import { pathToFileURL } from 'node:url';
 import { dirname, join, relative } from 'node:path';
 import * as esbuild from 'esbuild';
 
@@ -232,10 +233,15 @@ function lazyBuiltins() {
  * sidecar's express + prom-client alone: mime-types (it parses mime-db's 2,000 types into
  * lookup tables at load; express only needs them for res.type()/sendFile(), and our handlers set
  * Content-Type themselves) 1.3 MB, prom-client's Pushgateway (with node's https and tls) and
- * body-parser's reader (with zlib) 1.1 MB. A rule applies only if the importer never touches the module's exports at load: the
- * stand-in would then load it at once, correct but no saving (packages/sidecar/test/
- * lazy-modules.test.ts checks that https, tls and zlib stay unloaded in a serving sidecar).
+ * body-parser's reader (with zlib) 1.1 MB. A rule applies only if the importer never touches the
+ * module's exports at load: the stand-in would then load it at once, correct but no saving
+ * (lazy-modules.test.ts of kube-dns and the sidecar asks every endpoint, then checks that none was
+ * loaded). `target`: what the importer holds, `object` (a namespace) or `function` (a function
+ * or a class) for a require() in a CommonJS module; `exports` for an ES module's import, which
+ * esbuild turns into property reads on the module (see lazyRequires).
  */
+const CLIENT_NODE = /[\\/]node_modules[\\/]@kubernetes[\\/]client-node[\\/]dist[\\/][a-z_]+\.js$/;
+const EXPRESS = (file) => new RegExp(`[\\\\/]node_modules[\\\\/]express[\\\\/]lib[\\\\/]${file}\\.js$`);
 const LAZY_REQUIRES = [
   { module: 'mime-types', from: /[\\/]node_modules[\\/](express|send|accepts|type-is|form-data)[\\/]/, target: 'object' },
   { module: './lib/pushgateway', from: /[\\/]node_modules[\\/]prom-client[\\/]index\.js$/, target: 'function' },
@@ -246,6 +252,30 @@ const LAZY_REQUIRES = [
   // (the sidecar turns ETags off) and signed cookies (never used) call it, and nothing else of the
   // sidecar's or the nanny's does
   { module: 'crypto', from: /[\\/]node_modules[\\/](etag|cookie-signature)[\\/]/, target: 'object' },
+  // What else express loads for request and response helpers our handlers never call: qs (with
+  // side-channel and object-inspect: the 'extended' query parser and body parser), content
+  // negotiation (req.accepts, res.format), req.is, req.range, res.sendFile / res.download /
+  // res.attachment (send, content-disposition) and express.static; and prom-client's Summary
+  // quantiles (tdigest), which no metric of ours is. About 125 KB of the sidecar's bundle.
+  { module: 'qs', from: /[\\/]node_modules[\\/](express[\\/]lib|body-parser[\\/]lib[\\/]types)[\\/]/, target: 'object' },
+  { module: 'accepts', from: EXPRESS('request'), target: 'function' },
+  { module: 'type-is', from: /[\\/]node_modules[\\/](express[\\/]lib[\\/]request|body-parser[\\/]lib[\\/]utils)\.js$/, target: 'function' },
+  { module: 'range-parser', from: EXPRESS('request'), target: 'function' },
+  { module: 'send', from: EXPRESS('response'), target: 'function' },
+  { module: 'content-disposition', from: EXPRESS('response'), target: 'function' },
+  { module: 'serve-static', from: EXPRESS('express'), target: 'function' },
+  { module: './timeWindowQuantiles', from: /[\\/]node_modules[\\/]prom-client[\\/]lib[\\/]summary\.js$/, target: 'function' },
+  // client-node's ways to reach an API server that kube-dns in a pod never takes: the legacy
+  // GCP and Azure auth providers (jsonpath-plus), OIDC (openid-client with oauth4webapi), and a
+  // kubeconfig's proxy-url (socks-proxy-agent with socks and ip-address; hpagent), all used in
+  // methods only. About 160 KB of kube-dns's bundle. js-yaml stays: every --kubecfg-file reads
+  // it at start, and the first stand-in used reads the whole side file (below), which then costs
+  // more than it saves (kube-dns alone, 10 Services: 51.2 -> 51.8 MB with js-yaml held back,
+  // 50.4 without, four runs each). kube-proxy-url.test.ts runs the bundle through both proxies.
+  { module: 'jsonpath-plus', from: CLIENT_NODE, target: 'exports' },
+  { module: 'openid-client', from: CLIENT_NODE, target: 'exports' },
+  { module: 'socks-proxy-agent', from: CLIENT_NODE, target: 'exports' },
+  { module: 'hpagent', from: CLIENT_NODE, target: 'exports' },
 ];
 const LAZY_FILTER = new RegExp(`^(${LAZY_REQUIRES.map((r) => r.module.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')).join('|')})$`);
 
@@ -265,32 +295,52 @@ function lazyRequires(pkg, heldBack) {
     setup(build) {
       build.onResolve({ filter: /\.lazy\.cjs$/ }, (args) => (args.path === `./${lazyFile(pkg)}` ? { path: args.path, external: true } : undefined));
       build.onResolve({ filter: LAZY_FILTER }, async (args) => {
-        if (args.kind !== 'require-call' || args.pluginData === 'lazy') return undefined;
-        const rule = LAZY_REQUIRES.find((r) => r.module === args.path && r.from.test(args.importer));
+        if (args.pluginData === 'lazy') return undefined;
+        const rule = LAZY_REQUIRES.find((r) => r.module === args.path && r.from.test(args.importer) && args.kind === (r.target === 'exports' ? 'import-statement' : 'require-call'));
         if (!rule) return undefined;
         const real = await build.resolve(args.path, { resolveDir: args.resolveDir, kind: args.kind, importer: args.importer, pluginData: 'lazy' });
         if (real.errors.length > 0) return { errors: real.errors };
-        // the path only names the stand-in in the bundle; pluginData carries where the module is
-        // (a built-in of node's stays a name, required at run time)
+        // the path only names the stand-in in the bundle (esbuild takes a name ending in .mjs for
+        // an ES module, which a stand-in is not); pluginData carries where the module is (a
+        // built-in of node's stays a name, required at run time) and its key in the side file
         const where = real.external ? args.path : real.path;
-        return { path: real.external ? `node:${args.path}` : relative(root, real.path), namespace: 'lazy-require', pluginData: { target: rule.target, real: where } };
+        const key = real.external ? `node:${args.path}` : relative(root, real.path);
+        return { path: key.replace(/\.mjs$/, '.mjs (stand-in)'), namespace: 'lazy-require', pluginData: { target: rule.target, real: where, key } };
       });
-      build.onLoad({ filter: /.*/, namespace: 'lazy-require' }, (args) => {
-        // an object target for a namespace, a function target for a function or a class (new)
-        const { target: kind, real } = args.pluginData;
-        const target = kind === 'function' ? 'function lazy() {}' : '{}';
+      build.onLoad({ filter: /.*/, namespace: 'lazy-require' }, async (args) => {
+        const { target: kind, real, key } = args.pluginData;
         // a built-in of node's is required by name; a module of ours comes from the side file
         const external = !real.startsWith('/');
-        if (!external) heldBack.set(args.path, real);
+        if (!external) heldBack.set(key, real);
         // a side file left behind when the bundle was copied fails with a message that says so
         const side = JSON.stringify(`./${lazyFile(pkg)}`);
         const get = external
           ? `require(${JSON.stringify(real)})`
-          : `(() => { let lazySide; try { lazySide = require(${side}); } catch (e) { throw new Error(${JSON.stringify(`${lazyFile(pkg)} must sit next to ${pkg}.cjs (the modules it loads on first use): `)} + e.message); } return lazySide[${JSON.stringify(args.path)}](); })()`;
+          : `(() => { let lazySide; try { lazySide = require(${side}); } catch (e) { throw new Error(${JSON.stringify(`${lazyFile(pkg)} must sit next to ${pkg}.cjs (the modules it loads on first use): `)} + e.message); } return lazySide[${JSON.stringify(key)}](); })()`;
+        // each load is also noted in a global list, so a test can see what a serving process
+        // ended up loading (packages/*/test/lazy-modules.test.ts)
+        const loader = lazyLoader(key, get);
+        if (kind === 'exports') {
+          // An ES module's `import * as m` / `import { x }` of a CommonJS module becomes, in the
+          // bundle, a copy of the module's own property names whose values are read on access:
+          // a Proxy has no names to copy, so the stand-in has a getter for each export of the
+          // real module, listed here at build time.
+          let mod;
+          try {
+            mod = createRequire(real)(real);
+          } catch (e) {
+            if (e.code !== 'ERR_REQUIRE_ESM') throw e;
+            mod = await import(pathToFileURL(real).href);
+          }
+          const names = Object.keys(mod).filter((n) => n !== '__esModule');
+          if (names.length === 0) throw new Error(`lazy-requires: ${key} exports nothing to stand in for: update scripts/bundle.mjs`);
+          const props = names.map((n) => `${JSON.stringify(n)}: { get: () => load()[${JSON.stringify(n)}], enumerable: true }`);
+          return { contents: `${loader}\nmodule.exports = Object.defineProperties({}, { __esModule: { value: true }, ${props.join(', ')} });`, resolveDir: root, loader: 'js' };
+        }
+        // an object target for a namespace, a function target for a function or a class (new)
+        const target = kind === 'function' ? 'function lazy() {}' : '{}';
         return {
-          // each load is also noted in a global list, so a test can see what a serving process
-          // ended up loading (packages/*/test/lazy-modules.test.ts)
-          contents: `${lazyLoader(args.path, get)}
+          contents: `${loader}
 module.exports = new Proxy(${target}, {
   get: (_, key) => load()[key],
   has: (_, key) => key in load(),

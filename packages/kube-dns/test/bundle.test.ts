@@ -81,23 +81,54 @@ test('the modules held back until first use: each one the bundles ask for is in 
     // what they weigh stays out of the bundle the process reads at start
     if (keys.length > 0) assert.ok(!src.includes('"application/vnd.'), `${pkg}: mime-db's table is not in the bundle`);
   }
-  // express and prom-client (kube-dns and the sidecar) hold back mime-types, body-parser's reader
-  // and the Pushgateway; the nanny has neither
-  for (const pkg of ['kube-dns', 'sidecar']) {
-    assert.deepEqual([...asked.get(pkg)!].sort(), ['node_modules/body-parser/lib/read.js', 'node_modules/mime-types/index.js', 'node_modules/prom-client/lib/pushgateway.js']);
-  }
+  // express and prom-client (kube-dns and the sidecar) hold back what serves no endpoint of ours;
+  // client-node (kube-dns) its auth providers and proxies; the nanny has neither
+  const common = [
+    'node_modules/accepts/index.js',
+    'node_modules/body-parser/lib/read.js',
+    'node_modules/content-disposition/dist/index.js',
+    'node_modules/mime-types/index.js',
+    'node_modules/prom-client/lib/pushgateway.js',
+    'node_modules/prom-client/lib/timeWindowQuantiles.js',
+    'node_modules/qs/lib/index.js',
+    'node_modules/range-parser/index.js',
+    'node_modules/send/index.js',
+    'node_modules/serve-static/index.js',
+    'node_modules/type-is/index.js',
+  ];
+  const clientNode = ['node_modules/hpagent/index.mjs', 'node_modules/jsonpath-plus/dist/index-node-esm.js', 'node_modules/openid-client/build/index.js', 'node_modules/socks-proxy-agent/dist/index.js'];
+  assert.deepEqual([...asked.get('sidecar')!].sort(), common);
+  assert.deepEqual([...asked.get('kube-dns')!].sort(), [...common, ...clientNode].sort());
   assert.deepEqual(asked.get('dnsmasq-nanny'), []);
-  // copied alone (no node_modules), each entry loads and works
+  // copied alone (no node_modules), each entry loads and does its job
   const dir = await mkdtemp(join(tmpdir(), 'bundle-lazy-'));
   t.after(() => rm(dir, { recursive: true, force: true }));
   for (const pkg of ['kube-dns', 'sidecar']) {
     await copyFile(lazyPath(pkg), join(dir, `${pkg}.lazy.cjs`));
     const probe = `const m = require('./${pkg}.lazy.cjs');
-      const mime = m['node_modules/mime-types/index.js']();
-      const read = m['node_modules/body-parser/lib/read.js']();
-      const Pushgateway = m['node_modules/prom-client/lib/pushgateway.js']();
-      process.stdout.write(JSON.stringify([mime.lookup('x.json'), typeof read, typeof Pushgateway.prototype.pushAdd]));`;
+      const get = (k) => m['node_modules/' + k]();
+      const out = [
+        get('mime-types/index.js').lookup('x.json'),
+        typeof get('body-parser/lib/read.js'),
+        typeof get('prom-client/lib/pushgateway.js').prototype.pushAdd,
+        get('qs/lib/index.js').stringify({ a: [1, 2] }, { encode: false }),
+        get('accepts/index.js')({ headers: { accept: 'text/plain' } }).type(['json', 'text']),
+        get('type-is/index.js').is('application/json', ['json']),
+        get('range-parser/index.js')(100, 'bytes=0-9')[0].end,
+        get('content-disposition/dist/index.js').create('a.txt'),
+        typeof get('send/index.js'),
+        typeof get('serve-static/index.js'),
+        typeof get('prom-client/lib/timeWindowQuantiles.js'),
+      ];
+      if (m['node_modules/openid-client/build/index.js']) {
+        out.push(get('jsonpath-plus/dist/index-node-esm.js').JSONPath({ path: '$.a', json: { a: 7 }, wrap: false }));
+        out.push(typeof get('openid-client/build/index.js').discovery, typeof get('socks-proxy-agent/dist/index.js').SocksProxyAgent);
+        out.push(typeof get('hpagent/index.mjs').HttpProxyAgent, typeof get('hpagent/index.mjs').HttpsProxyAgent);
+      }
+      process.stdout.write(JSON.stringify(out));`;
     const r = await run(process.execPath, ['-e', probe], { cwd: dir, timeout: 30_000 });
-    assert.deepEqual(JSON.parse(r.stdout), ['application/json', 'function', 'function'], pkg);
+    const expected = ['application/json', 'function', 'function', 'a[0]=1&a[1]=2', 'text', 'json', 9, 'attachment; filename=a.txt', 'function', 'function', 'function'];
+    if (pkg === 'kube-dns') expected.push(7, 'function', 'function', 'function', 'function');
+    assert.deepEqual(JSON.parse(r.stdout), expected, pkg);
   }
 });
