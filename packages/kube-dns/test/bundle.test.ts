@@ -84,10 +84,13 @@ test('the modules held back until first use: each one the bundles ask for is in 
   // express and prom-client (kube-dns and the sidecar) hold back what serves no endpoint of ours;
   // client-node (kube-dns) its auth providers and proxies; the nanny has neither
   const common = [
+    'node_modules/@opentelemetry/api/dist/index.cjs',
     'node_modules/accepts/index.js',
     'node_modules/body-parser/lib/read.js',
     'node_modules/content-disposition/dist/index.js',
     'node_modules/mime-types/index.js',
+    'node_modules/prom-client/lib/cluster.js',
+    'node_modules/prom-client/lib/defaultMetrics.js',
     'node_modules/prom-client/lib/pushgateway.js',
     'node_modules/prom-client/lib/timeWindowQuantiles.js',
     'node_modules/qs/lib/index.js',
@@ -119,6 +122,9 @@ test('the modules held back until first use: each one the bundles ask for is in 
         typeof get('send/index.js'),
         typeof get('serve-static/index.js'),
         typeof get('prom-client/lib/timeWindowQuantiles.js'),
+        get('prom-client/lib/defaultMetrics.js').metricsList.includes('processCpuTotal'),
+        typeof get('prom-client/lib/cluster.js').aggregate,
+        typeof get('@opentelemetry/api/dist/index.cjs').trace.getSpan,
       ];
       if (m['node_modules/openid-client/build/index.js']) {
         out.push(get('jsonpath-plus/dist/index-node-esm.js').JSONPath({ path: '$.a', json: { a: 7 }, wrap: false }));
@@ -127,7 +133,7 @@ test('the modules held back until first use: each one the bundles ask for is in 
       }
       process.stdout.write(JSON.stringify(out));`;
     const r = await run(process.execPath, ['-e', probe], { cwd: dir, timeout: 30_000 });
-    const expected = ['application/json', 'function', 'function', 'a[0]=1&a[1]=2', 'text', 'json', 9, 'attachment; filename=a.txt', 'function', 'function', 'function'];
+    const expected = ['application/json', 'function', 'function', 'a[0]=1&a[1]=2', 'text', 'json', 9, 'attachment; filename=a.txt', 'function', 'function', 'function', true, 'function', 'function'];
     if (pkg === 'kube-dns') expected.push(7, 'function', 'function', 'function', 'function');
     assert.deepEqual(JSON.parse(r.stdout), expected, pkg);
   }
