@@ -335,7 +335,8 @@ function lazyRequires(pkg, heldBack) {
           try {
             mod = createRequire(real)(real);
           } catch (e) {
-            if (e.code !== 'ERR_REQUIRE_ESM') throw e;
+            // an ES module: node 20 refuses to require() one, later nodes one with top-level await
+            if (e.code !== 'ERR_REQUIRE_ESM' && e.code !== 'ERR_REQUIRE_ASYNC_MODULE') throw e;
             mod = await import(pathToFileURL(real).href);
           }
           const names = Object.keys(mod).filter((n) => n !== '__esModule');
