@@ -60,7 +60,9 @@ function socks5Proxy(): Promise<Proxy> {
       buf = Buffer.concat([buf, d]);
       if (!greeted) {
         if (buf.length < 2 || buf.length < 2 + buf[1]!) return;
-        assert.equal(buf[0], 5, 'SOCKS version 5');
+        // not SOCKS 5: refused, so kube-dns never becomes ready and the test says so (an assert
+        // thrown in this callback would crash the test process instead of failing the test)
+        if (buf[0] !== 5) return void client.destroy();
         buf = buf.subarray(2 + buf[1]!);
         greeted = true;
         client.write(Buffer.from([5, 0])); // no authentication
@@ -132,7 +134,7 @@ async function syncsThrough(t: TestContext, proxyUrl: (p: Proxy) => string, star
   }
   const r = await query({ host: '127.0.0.1', port: dnsPort }, { name: 'web.default.svc.cluster.local', type: 'A' });
   assert.deepEqual(datas(r.packet.answers), ['10.0.0.80']);
-  // every connection to the API server (the lists and the watches) went through the proxy
+  // kube-dns asked the proxy for the API server, and for nothing else
   assert.ok(proxy.targets.length >= 1, 'the proxy tunnelled the API connections');
   for (const target of proxy.targets) assert.equal(target, `127.0.0.1:${api.port}`);
 }
