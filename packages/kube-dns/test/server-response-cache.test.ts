@@ -23,7 +23,7 @@ function ask(name: string, hash?: number): { bytes: Buffer; q: ParsedQuery } {
 function store(cache: ResponseCache, name: string, ip: string, hash?: number, dep = 'static', gen = zone.depGeneration()): void {
   const { bytes, q } = ask(name, hash);
   const enc = encodeReply(bytes, q, { rcode: 0, aa: true, answers: [{ name, type: 'A', ttl: 30, class: 'IN', data: ip }], authorities: [], additionals: [] }, 512);
-  cache.set(q, 512, enc.bytes, enc.nameOffsets, dep, undefined, gen, enc.truncated);
+  cache.set(bytes, q, 512, enc.bytes, enc.nameOffsets, dep, undefined, gen, enc.truncated);
 }
 
 function answered(cache: ResponseCache, name: string, hash?: number): string[] | undefined {

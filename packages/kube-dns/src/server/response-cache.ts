@@ -1,8 +1,9 @@
 // Encoded replies keyed by (lower-cased name, type, class, EDNS/DO, transport class). A hit costs
 // a buffer copy and a few writes: the query's ID, RD/CD bits and its spelling of the name.
 // The map is keyed by the name's hash, which the parser computes while it reads the name
-// (ParsedQuery.keyHash): a small integer, so a lookup neither hashes the name string (new for
-// every query) nor, on a miss, reads the strings of other names in its bucket. Most lookups
+// (ParsedQuery.keyHash): a small integer, so a lookup builds no string for the name (a hit
+// compares the entry's name with the question's bytes) and, on a miss, reads no other name in
+// its bucket. Most lookups
 // miss: the search-path expansions a cluster sends are answered NXDOMAIN, never cached. The
 // replies for the name's types and variants, and for any other name with the same hash, hang
 // off that key in a short chain, each entry with its name; a chain is kept to MAX_CHAIN entries
@@ -21,10 +22,10 @@
 import { Buffer } from 'node:buffer';
 import type { GenerationCell, ZoneReader } from '../records/types.js';
 import type { ParsedQuery } from './wire.js';
-import { Flag, copyBytes } from './wire.js';
+import { Flag, copyBytes, foldedWireName, sameFoldedName } from './wire.js';
 
 interface Entry {
-  /** The name (ParsedQuery.wireKey) and what besides it the entry answers: qtype, and variant (see variant()). */
+  /** The name (wire form, A-Z folded: foldedWireName) and what besides it the entry answers: qtype, and variant (see variant()). */
   key: string;
   qtype: number;
   variant: number;
@@ -101,9 +102,9 @@ export class ResponseCache {
     return (q.qclass << 3) | ((q.edns ? (q.edns.dnssecOk ? 2 : 1) : 0) << 1) | (limit > 0xfffe ? 1 : 0);
   }
 
-  private find(q: ParsedQuery, variant: number): Entry | undefined {
+  private find(query: Uint8Array, q: ParsedQuery, variant: number): Entry | undefined {
     let e = this.map.get(q.keyHash);
-    while (e && (e.qtype !== q.qtype || e.variant !== variant || e.key !== q.wireKey)) e = e.next;
+    while (e && (e.qtype !== q.qtype || e.variant !== variant || !sameFoldedName(e.key, query, q.nameOffset, q.nameLength))) e = e.next;
     return e;
   }
 
@@ -114,7 +115,7 @@ export class ResponseCache {
       this.misses++;
       return undefined;
     }
-    const e = this.find(q, ResponseCache.variant(q, limit));
+    const e = this.find(query, q, ResponseCache.variant(q, limit));
     if (!e || (e.cell ? e.cell.gen : this.zone.depGeneration(e.dep)) !== e.gen) {
       if (e) this.unlink(q.keyHash, e);
       this.misses++;
@@ -140,14 +141,14 @@ export class ResponseCache {
    * `cell` and `gen`: the dependency's cell (if it has one) and generation, read in the same tick
    * as the resolution (the zone changes only between ticks).
    */
-  set(q: ParsedQuery, limit: number, bytes: Buffer, nameOffsets: readonly number[], dep: string, cell: GenerationCell | undefined, gen: number, truncated: boolean): void {
+  set(query: Uint8Array, q: ParsedQuery, limit: number, bytes: Buffer, nameOffsets: readonly number[], dep: string, cell: GenerationCell | undefined, gen: number, truncated: boolean): void {
     if (this.maxEntries <= 0 || this.maxBytes <= 0) return; // disabled
-    const key = q.wireKey;
+    const key = foldedWireName(query, q.nameOffset, q.nameLength);
     const hash = q.keyHash;
     const cost = bytes.length + key.length + dep.length + ENTRY_OVERHEAD;
     if (cost > this.maxBytes >> 4) return; // one huge reply (a big TCP answer) must not flush the rest
     const variant = ResponseCache.variant(q, limit);
-    const old = this.find(q, variant);
+    const old = this.find(query, q, variant);
     if (old) this.unlink(hash, old);
     // refused before any eviction: names piled on one hash must not flush the others' entries
     if (chainLength(this.map.get(hash)) >= MAX_CHAIN) return;

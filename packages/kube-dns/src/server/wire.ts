@@ -33,25 +33,22 @@ export interface ParsedQuery {
   id: number;
   flags: number;
   opcode: number;
-  /** The question name as sent (case preserved; latin1: one char per octet), without trailing dot; '' for the root. */
+  /**
+   * The question name as sent (case preserved; latin1: one char per octet), without trailing dot;
+   * '' for the root. Built from the query's bytes on first read (see Query).
+   */
   readonly name: string;
-  /** The name with A-Z lower-cased (nothing else): the lookup key. */
+  /** The name with A-Z lower-cased (nothing else): the lookup key. Built on first read. */
   readonly lname: string;
   /**
-   * The name as the response cache compares it (the entries under a keyHash): lname itself.
-   * Labels cannot contain a dot (refused at parse), so the dotted form stands for the wire form
-   * one to one.
-   */
-  readonly wireKey: string;
-  /**
-   * A seeded 30-bit hash of wireKey, computed while the name is read (see NAME_HASH_SEED): the
-   * response cache's key, so that looking a name up neither hashes the string again nor, on a
-   * miss, reads the strings of the names it is compared with.
+   * A seeded 30-bit hash of the lower-cased name, computed while the name is read (see
+   * NAME_HASH_SEED): the response cache's key, so that looking a name up neither builds nor hashes
+   * a string, nor, on a miss, reads the keys of the names it is compared with.
    */
   readonly keyHash: number;
   qtype: number;
   qclass: number;
-  /** Offset and length of the question's name in the query bytes (for copying into cached replies). */
+  /** Offset and length of the question's name in the query bytes (wire form, case as sent). */
   nameOffset: number;
   nameLength: number;
   /** Offset just after the question section. */
@@ -60,16 +57,25 @@ export interface ParsedQuery {
   edns?: { udpSize: number; version: number; dnssecOk: boolean };
 }
 
-/** A parsed query. */
+/**
+ * A parsed query. Its name strings are built on first read, from the query's bytes (which nothing
+ * writes to once they arrived): a response-cache hit compares the name's bytes
+ * (response-cache.ts) and never needs a string, and building one (a call into node's latin1
+ * decoder and a new string) was a quarter of parsing a query. The handler reads `lname` before
+ * the first await on every other path.
+ */
 class Query implements ParsedQuery {
   readonly ok = true as const;
-  edns?: { udpSize: number; version: number; dnssecOk: boolean };
+  edns?: { udpSize: number; version: number; dnssecOk: boolean } = undefined;
+  private asSent: string | undefined = undefined;
+  private folded: string | undefined = undefined;
   constructor(
+    private readonly buf: Buffer,
     public id: number,
     public flags: number,
     public opcode: number,
-    public readonly name: string,
-    public readonly lname: string,
+    /** Whether the name has a letter A-Z (else lname is name). */
+    private readonly upper: boolean,
     public readonly keyHash: number,
     public qtype: number,
     public qclass: number,
@@ -78,19 +84,36 @@ class Query implements ParsedQuery {
     public questionEnd: number,
   ) {}
 
-  get wireKey(): string {
-    return this.lname;
+  get name(): string {
+    return (this.asSent ??= dottedName(this.buf, this.nameOffset, false));
+  }
+
+  get lname(): string {
+    return (this.folded ??= this.upper ? dottedName(this.buf, this.nameOffset, true) : this.name);
   }
 }
 
-/**
- * Scratch space for the two spellings of the question name, filled in the same pass that checks
- * its labels: the name with dots for length octets, and the same with A-Z folded. One string each
- * (one only when the name has no capital, which is most of them); no per-label slices, arrays,
- * join or regular expression. Reused by every parse (synchronous, so never shared).
- */
+/** Scratch space for dottedName (synchronous, so never shared). */
 const DOTTED = Buffer.allocUnsafeSlow(256);
-const LOWER = Buffer.allocUnsafeSlow(256);
+
+/**
+ * The dotted form of a name parseQuery has checked (labels only, none with a dot, at most 255
+ * octets), A-Z folded when `fold`: one pass into scratch space and one string, no per-label
+ * slices, arrays, join or regular expression.
+ */
+function dottedName(buf: Buffer, off: number, fold: boolean): string {
+  let n = 0;
+  for (let len = buf[off]!; len !== 0; len = buf[off]!) {
+    if (n > 0) DOTTED[n++] = 0x2e;
+    const end = off + 1 + len;
+    for (let i = off + 1; i < end; i++) {
+      const b = buf[i]!;
+      DOTTED[n++] = fold && b >= 0x41 && b <= 0x5a ? b | 0x20 : b;
+    }
+    off = end;
+  }
+  return DOTTED.latin1Slice(0, n);
+}
 
 /**
  * FNV-1a over the lower-cased dotted name, started from a per-process random value: names are
@@ -120,9 +143,10 @@ export function parseQuery(buf: Buffer): ParseResult {
   const nscount = buf.readUInt16BE(8);
   const arcount = buf.readUInt16BE(10);
   if (qdcount !== 1) return { ok: false, id, reason: `${qdcount} questions`, opcode, flags };
-  // walk the name: labels only (no compression pointer is valid in a question we parse first)
+  // walk the name: labels only (no compression pointer is valid in a question we parse first);
+  // checked and hashed here, turned into strings only when read (Query)
   let off = 12;
-  let n = 0; // length of the dotted name in DOTTED / LOWER
+  let n = 0; // length of the dotted name
   let upper = false;
   let h = NAME_HASH_SEED;
   for (;;) {
@@ -136,28 +160,28 @@ export function parseQuery(buf: Buffer): ParseResult {
     if (off + 1 + len > buf.length) return { ok: false, id, reason: 'question label runs past the end', opcode, flags };
     if (n + len + 1 > 254) return { ok: false, id, reason: 'question name longer than 255 octets', opcode, flags };
     if (n > 0) {
-      DOTTED[n] = 0x2e;
-      LOWER[n++] = 0x2e;
+      n++;
       h = Math.imul(h ^ 0x2e, FNV_PRIME);
     }
-    for (let i = off + 1; i <= off + len; i++) {
-      const b = buf[i]!;
+    const end = off + 1 + len;
+    for (let i = off + 1; i < end; i++) {
+      let b = buf[i]!;
       // a dot inside a label cannot be told apart from a label boundary in our dotted names
       if (b === 0x2e) return { ok: false, id, reason: 'a label contains a dot', opcode, flags };
-      DOTTED[n] = b;
-      const lb = b >= 0x41 && b <= 0x5a ? b | 0x20 : b;
-      if (lb !== b) upper = true;
-      LOWER[n++] = lb;
-      h = Math.imul(h ^ lb, FNV_PRIME);
+      if (b >= 0x41 && b <= 0x5a) {
+        b |= 0x20;
+        upper = true;
+      }
+      h = Math.imul(h ^ b, FNV_PRIME);
     }
-    off += 1 + len;
+    n += len;
+    off = end;
   }
   if (off + 4 > buf.length) return { ok: false, id, reason: 'question type/class missing', opcode, flags };
   const qtype = buf.readUInt16BE(off);
   const qclass = buf.readUInt16BE(off + 2);
   const questionEnd = off + 4;
-  const name = DOTTED.latin1Slice(0, n);
-  const query = new Query(id, flags, opcode, name, upper ? LOWER.latin1Slice(0, n) : name, h & HASH_MASK, qtype, qclass, 12, off - 12, questionEnd);
+  const query = new Query(buf, id, flags, opcode, upper, h & HASH_MASK, qtype, qclass, 12, off - 12, questionEnd);
   // EDNS0: look for the OPT record among the additional records (skipping any answer/authority RRs).
   if (arcount > 0) {
     let p = questionEnd;
@@ -177,6 +201,30 @@ export function parseQuery(buf: Buffer): ParseResult {
     }
   }
   return query;
+}
+
+/**
+ * The question's name in wire form (length octets and labels, the root's 0 included) with A-Z
+ * folded, as a latin1 string: how the response cache keeps an entry's name, to be compared with
+ * a later question's bytes by sameFoldedName.
+ */
+export function foldedWireName(buf: Uint8Array, off: number, len: number): string {
+  // length octets are at most 63, never a letter: folding every byte leaves them as they are
+  for (let i = 0; i < len; i++) {
+    const b = buf[off + i]!;
+    DOTTED[i] = b >= 0x41 && b <= 0x5a ? b | 0x20 : b;
+  }
+  return DOTTED.latin1Slice(0, len);
+}
+
+/** Whether buf[off, off + len), A-Z folded, is the name `key` (from foldedWireName). */
+export function sameFoldedName(key: string, buf: Uint8Array, off: number, len: number): boolean {
+  if (key.length !== len) return false;
+  for (let i = 0; i < len; i++) {
+    const b = buf[off + i]!;
+    if (key.charCodeAt(i) !== (b >= 0x41 && b <= 0x5a ? b | 0x20 : b)) return false;
+  }
+  return true;
 }
 
 /**
