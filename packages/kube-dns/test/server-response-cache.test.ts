@@ -43,6 +43,42 @@ test('a name is found by the hash its spelling in any case gives; other names ar
   assert.equal(answered(cache, 'web2.default.svc.cluster.local'), undefined);
 });
 
+test('a hit spells the name as its asker did, whichever spelling the entry was built for', () => {
+  // a reply built for a lower-case question is sent as it is to the next lower-case one, and a
+  // capital anywhere, in the entry's spelling or the asker's, is written over (the question and
+  // the answer's owner)
+  const cache = new ResponseCache(zone);
+  store(cache, 'WEB.default.svc.cluster.local', '10.0.0.5');
+  assert.deepEqual(answered(cache, 'web.default.svc.cluster.local'), ['web.default.svc.cluster.local 10.0.0.5']);
+  assert.deepEqual(answered(cache, 'web.default.svc.cluster.locaL'), ['web.default.svc.cluster.locaL 10.0.0.5']);
+  assert.deepEqual(answered(cache, 'WEB.default.svc.cluster.local'), ['WEB.default.svc.cluster.local 10.0.0.5']);
+  const lower = new ResponseCache(zone);
+  store(lower, 'api.default.svc.cluster.local', '10.0.0.6');
+  assert.deepEqual(answered(lower, 'Api.default.svc.cluster.local'), ['Api.default.svc.cluster.local 10.0.0.6']);
+  assert.deepEqual(answered(lower, 'api.default.svc.cluster.local'), ['api.default.svc.cluster.local 10.0.0.6']);
+});
+
+test('only A-Z are folded when names are compared: 0xC1 is not the capital of 0xE1', () => {
+  // both questions claim one hash, so the comparison of the names alone decides
+  const withOctet = (octet: number) => {
+    const bytes = buildQuery({ name: 'x.default.svc.cluster.local', type: 'A', id: 9 });
+    bytes[13] = octet; // the "x"
+    const parsed = parseQuery(bytes);
+    assert.ok(parsed.ok);
+    return { bytes, q: Object.create(parsed, { keyHash: { value: 4242 } }) as ParsedQuery };
+  };
+  const cache = new ResponseCache(zone);
+  const a = withOctet(0xe1);
+  const enc = encodeReply(a.bytes, a.q, { rcode: 0, aa: true, answers: [{ name: 'x.default.svc.cluster.local', type: 'A', ttl: 30, class: 'IN', data: '10.0.0.7' }], authorities: [], additionals: [] }, 512);
+  cache.set(a.bytes, a.q, 512, enc.bytes, enc.nameOffsets, 'static', undefined, zone.depGeneration(), enc.truncated);
+  const same = withOctet(0xe1);
+  assert.ok(cache.get(same.bytes, same.q, 512), 'the same octets hit');
+  const other = withOctet(0xc1);
+  assert.equal(cache.get(other.bytes, other.q, 512), undefined, 'a latin1 capital is another name');
+  const ascii = withOctet(0x41); // "A": folds to "a", not to 0xE1
+  assert.equal(cache.get(ascii.bytes, ascii.q, 512), undefined);
+});
+
 test('two names behind one hash each get their own answer', () => {
   const cache = new ResponseCache(zone);
   store(cache, 'a.default.svc.cluster.local', '10.0.0.1', 12345);

@@ -22,7 +22,7 @@
 import { Buffer } from 'node:buffer';
 import type { GenerationCell, ZoneReader } from '../records/types.js';
 import type { ParsedQuery } from './wire.js';
-import { Flag, copyBytes, foldedWireName, sameFoldedName } from './wire.js';
+import { Flag, NameMatch, copyBytes, foldedWireName, matchFoldedName } from './wire.js';
 
 interface Entry {
   /** The name (wire form, A-Z folded: foldedWireName) and what besides it the entry answers: qtype, and variant (see variant()). */
@@ -32,6 +32,8 @@ interface Entry {
   /** The next entry with the same key hash (another type or variant, or rarely another name). */
   next: Entry | undefined;
   bytes: Buffer;
+  /** Whether `bytes` spell the name as `key` does (the query it was built for had no capital letter). */
+  spelledAsKey: boolean;
   nameOffsets: readonly number[];
   dep: string;
   /** The dep's cell when it has one (ZoneReader.depCell): checked instead of depGeneration. */
@@ -102,10 +104,17 @@ export class ResponseCache {
     return (q.qclass << 3) | ((q.edns ? (q.edns.dnssecOk ? 2 : 1) : 0) << 1) | (limit > 0xfffe ? 1 : 0);
   }
 
+  /** How the question's name matched the entry find() returned last (NameMatch). */
+  private matched: NameMatch = NameMatch.DIFFERENT;
+
   private find(query: Uint8Array, q: ParsedQuery, variant: number): Entry | undefined {
     let e = this.map.get(q.keyHash);
-    while (e && (e.qtype !== q.qtype || e.variant !== variant || !sameFoldedName(e.key, query, q.nameOffset, q.nameLength))) e = e.next;
-    return e;
+    for (; e; e = e.next) {
+      if (e.qtype !== q.qtype || e.variant !== variant) continue;
+      this.matched = matchFoldedName(e.key, query, q.nameOffset, q.nameLength);
+      if (this.matched !== NameMatch.DIFFERENT) return e;
+    }
+    return undefined;
   }
 
   /** A ready-to-send reply for this query, or undefined. */
@@ -131,9 +140,13 @@ export class ResponseCache {
     out.writeUInt16BE(q.id, 0);
     const keep = out.readUInt16BE(2) & ~(Flag.RD | Flag.CD | 0x7800);
     out.writeUInt16BE(keep | (q.flags & (Flag.RD | Flag.CD | 0x7800)), 2);
-    // index loop and byte copy: no iterator, no Uint8Array view per hit (copyBytes)
-    const offsets = e.nameOffsets;
-    for (let i = 0; i < offsets.length; i++) copyBytes(query, q.nameOffset, q.nameOffset + q.nameLength, out, offsets[i]!);
+    // the asker's spelling of the name wherever the reply has it, unless it is already the one
+    // there (a lower-case question, and a reply built for one: most hits). Index loop and byte
+    // copy: no iterator, no Uint8Array view per hit (copyBytes)
+    if (this.matched === NameMatch.FOLDED || !e.spelledAsKey) {
+      const offsets = e.nameOffsets;
+      for (let i = 0; i < offsets.length; i++) copyBytes(query, q.nameOffset, q.nameOffset + q.nameLength, out, offsets[i]!);
+    }
     return out;
   }
 
@@ -157,7 +170,8 @@ export class ResponseCache {
     // memory of its own: never a slice of the shared pool (see above)
     const own = Buffer.allocUnsafeSlow(bytes.length);
     bytes.copy(own);
-    this.map.set(hash, { key, qtype: q.qtype, variant, next: head, bytes: own, nameOffsets, dep, cell, gen, limit, truncated, cost });
+    const spelledAsKey = matchFoldedName(key, query, q.nameOffset, q.nameLength) === NameMatch.EXACT;
+    this.map.set(hash, { key, qtype: q.qtype, variant, next: head, bytes: own, spelledAsKey, nameOffsets, dep, cell, gen, limit, truncated, cost });
     this.filter[(hash >>> 5) & FILTER_WORD_MASK]! |= 1 << (hash & 31);
     this.count++;
     this.bytesUsed += cost;

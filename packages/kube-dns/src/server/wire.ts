@@ -206,7 +206,7 @@ export function parseQuery(buf: Buffer): ParseResult {
 /**
  * The question's name in wire form (length octets and labels, the root's 0 included) with A-Z
  * folded, as a latin1 string: how the response cache keeps an entry's name, to be compared with
- * a later question's bytes by sameFoldedName.
+ * a later question's bytes by matchFoldedName.
  */
 export function foldedWireName(buf: Uint8Array, off: number, len: number): string {
   // length octets are at most 63, never a letter: folding every byte leaves them as they are
@@ -217,14 +217,32 @@ export function foldedWireName(buf: Uint8Array, off: number, len: number): strin
   return DOTTED.latin1Slice(0, len);
 }
 
-/** Whether buf[off, off + len), A-Z folded, is the name `key` (from foldedWireName). */
-export function sameFoldedName(key: string, buf: Uint8Array, off: number, len: number): boolean {
-  if (key.length !== len) return false;
+/** How a question's name compares with a name kept by foldedWireName (see matchFoldedName). */
+export const enum NameMatch {
+  DIFFERENT = 0,
+  /** Octet for octet: the question has no capital letter. */
+  EXACT = 1,
+  /** The same once the question's A-Z are folded. */
+  FOLDED = 2,
+}
+
+/**
+ * Whether buf[off, off + len) is the name `key` (from foldedWireName), and how. One comparison
+ * per octet when the spelling is the key's (most questions are lower-case); a differing octet is
+ * looked at again only to see whether it is the capital of the key's letter.
+ */
+export function matchFoldedName(key: string, buf: Uint8Array, off: number, len: number): NameMatch {
+  if (key.length !== len) return NameMatch.DIFFERENT;
+  let m = NameMatch.EXACT;
   for (let i = 0; i < len; i++) {
+    const c = key.charCodeAt(i);
     const b = buf[off + i]!;
-    if (key.charCodeAt(i) !== (b >= 0x41 && b <= 0x5a ? b | 0x20 : b)) return false;
+    if (c !== b) {
+      if (b < 0x41 || b > 0x5a || (b | 0x20) !== c) return NameMatch.DIFFERENT;
+      m = NameMatch.FOLDED;
+    }
   }
-  return true;
+  return m;
 }
 
 /**
