@@ -168,3 +168,30 @@ test('entries still valid are found after thousands of stale ones were dropped',
   store(cache, 'new.b.svc.cluster.local', '10.5.1.1', undefined, 'svc/b', 1);
   assert.deepEqual(answered(cache, 'new.b.svc.cluster.local'), ['new.b.svc.cluster.local 10.5.1.1']);
 });
+
+test("a hit carries the asker's ID, RD and CD bits, and keeps the reply's own flags", () => {
+  const cache = new ResponseCache(zone);
+  store(cache, 'web.default.svc.cluster.local', '10.0.0.5');
+  const bytes = buildQuery({ name: 'web.default.svc.cluster.local', type: 'A', id: 0xbeef, rd: false });
+  bytes[3]! |= 0x10; // CD
+  const q = parseQuery(bytes);
+  assert.ok(q.ok);
+  const hit = cache.get(bytes, q, 512);
+  assert.ok(hit);
+  const p = dnsPacket.decode(hit);
+  assert.equal(p.id, 0xbeef);
+  assert.equal(p.flag_rd, false);
+  assert.equal(p.flag_cd, true);
+  assert.equal(p.flag_qr, true);
+  assert.equal(p.flag_aa, true, 'the stored reply was authoritative');
+  assert.equal(p.flag_ra, true);
+  assert.equal(hit[3]! & 0xf, 0, 'NOERROR');
+  // and the next asker's bits are its own again
+  const again = buildQuery({ name: 'web.default.svc.cluster.local', type: 'A', id: 0x0102 });
+  const q2 = parseQuery(again);
+  assert.ok(q2.ok);
+  const p2 = dnsPacket.decode(cache.get(again, q2, 512)!);
+  assert.equal(p2.id, 0x0102);
+  assert.equal(p2.flag_rd, true);
+  assert.equal(p2.flag_cd, false);
+});

@@ -111,7 +111,9 @@ export class DnsHandler {
 
   private done(q: ParsedQuery, reply: Buffer, transport: Transport, started: number, system: System, cacheHit: boolean): Buffer {
     this.lastHit = cacheHit;
-    const rcode = isFramed(reply) ? RCODE.NOERROR : reply.length >= 4 ? reply.readUInt16BE(2) & 0xf : RCODE.SERVFAIL;
+    // only a zone transfer's reply is framed (a length before each message): the type is
+    // compared first, so other queries skip the WeakSet
+    const rcode = isTransfer(q.qtype) && isFramed(reply) ? RCODE.NOERROR : reply.length >= 4 ? reply[3]! & 0xf : RCODE.SERVFAIL;
     this.opts.observer?.observe(q.qtype, rcode, transport, system, (performance.now() - started) / 1000, reply.length, cacheHit);
     return reply;
   }

@@ -2,8 +2,8 @@
 // a buffer copy and a few writes: the query's ID, RD/CD bits and its spelling of the name.
 // The map is keyed by the name's hash, which the parser computes while it reads the name
 // (ParsedQuery.keyHash): a small integer, so a lookup builds no string for the name (a hit
-// compares the entry's name with the question's bytes) and, on a miss, reads no other name in
-// its bucket. Most lookups
+// compares the question's bytes with the name in the entry's reply, kept A-Z folded) and, on a
+// miss, reads no other name in its bucket. Most lookups
 // miss: the search-path expansions a cluster sends are answered NXDOMAIN, never cached. The
 // replies for the name's types and variants, and for any other name with the same hash, hang
 // off that key in a short chain, each entry with its name; a chain is kept to MAX_CHAIN entries
@@ -22,18 +22,20 @@
 import { Buffer } from 'node:buffer';
 import type { GenerationCell, ZoneReader } from '../records/types.js';
 import type { ParsedQuery } from './wire.js';
-import { Flag, NameMatch, copyBytes, foldedWireName, matchFoldedName } from './wire.js';
+import { Flag, NameMatch, copyBytes, foldName, matchFoldedName } from './wire.js';
 
 interface Entry {
-  /** The name (wire form, A-Z folded: foldedWireName) and what besides it the entry answers: qtype, and variant (see variant()). */
-  key: string;
+  /**
+   * The entry's name is the question's in `bytes`, at 12, of this length, kept A-Z folded
+   * (foldName); besides it the entry answers for qtype and variant (see variant()).
+   */
+  nameLength: number;
   qtype: number;
   variant: number;
   /** The next entry with the same key hash (another type or variant, or rarely another name). */
   next: Entry | undefined;
+  /** The reply, its names folded at 12 and at every nameOffset. */
   bytes: Buffer;
-  /** Whether `bytes` spell the name as `key` does (the query it was built for had no capital letter). */
-  spelledAsKey: boolean;
   nameOffsets: readonly number[];
   dep: string;
   /** The dep's cell when it has one (ZoneReader.depCell): checked instead of depGeneration. */
@@ -50,6 +52,13 @@ function chainLength(e: Entry | undefined): number {
   for (; e; e = e.next) n++;
   return n;
 }
+
+/** Where a reply has the question's name (after the 12-octet header): the entry's key. */
+const QUESTION_NAME = 12;
+
+/** The query's bits a hit takes over (RD, CD and the opcode), in the flags' high and low octet. */
+const ASKER_FLAGS_HIGH = (Flag.RD | 0x7800) >>> 8;
+const ASKER_FLAGS_LOW = Flag.CD;
 
 /** Map entry, entry object, nameOffsets array, ArrayBuffer and Buffer headers: measured order of magnitude. */
 const ENTRY_OVERHEAD = 320;
@@ -110,8 +119,8 @@ export class ResponseCache {
   private find(query: Uint8Array, q: ParsedQuery, variant: number): Entry | undefined {
     let e = this.map.get(q.keyHash);
     for (; e; e = e.next) {
-      if (e.qtype !== q.qtype || e.variant !== variant) continue;
-      this.matched = matchFoldedName(e.key, query, q.nameOffset, q.nameLength);
+      if (e.qtype !== q.qtype || e.variant !== variant || e.nameLength !== q.nameLength) continue;
+      this.matched = matchFoldedName(e.bytes, QUESTION_NAME, query, q.nameOffset, q.nameLength);
       if (this.matched !== NameMatch.DIFFERENT) return e;
     }
     return undefined;
@@ -137,13 +146,19 @@ export class ResponseCache {
     this.hits++;
     const out = Buffer.allocUnsafe(e.bytes.length);
     e.bytes.copy(out);
-    out.writeUInt16BE(q.id, 0);
-    const keep = out.readUInt16BE(2) & ~(Flag.RD | Flag.CD | 0x7800);
-    out.writeUInt16BE(keep | (q.flags & (Flag.RD | Flag.CD | 0x7800)), 2);
+    // the query's ID and its RD, CD and opcode bits, written byte by byte: Buffer's
+    // writeUInt16BE checks its offset through a wrapped validator on every call (perf)
+    const id = q.id;
+    const flags = q.flags;
+    out[0] = id >>> 8;
+    out[1] = id & 0xff;
+    out[2] = (out[2]! & ~ASKER_FLAGS_HIGH) | ((flags >>> 8) & ASKER_FLAGS_HIGH);
+    out[3] = (out[3]! & ~ASKER_FLAGS_LOW) | (flags & ASKER_FLAGS_LOW);
     // the asker's spelling of the name wherever the reply has it, unless it is already the one
-    // there (a lower-case question, and a reply built for one: most hits). Index loop and byte
-    // copy: no iterator, no Uint8Array view per hit (copyBytes)
-    if (this.matched === NameMatch.FOLDED || !e.spelledAsKey) {
+    // there: the entry keeps its names folded, so a question with no capital letter (most hits)
+    // matched it octet for octet. Index loop and byte copy: no iterator, no Uint8Array view per
+    // hit (copyBytes)
+    if (this.matched === NameMatch.FOLDED) {
       const offsets = e.nameOffsets;
       for (let i = 0; i < offsets.length; i++) copyBytes(query, q.nameOffset, q.nameOffset + q.nameLength, out, offsets[i]!);
     }
@@ -156,9 +171,11 @@ export class ResponseCache {
    */
   set(query: Uint8Array, q: ParsedQuery, limit: number, bytes: Buffer, nameOffsets: readonly number[], dep: string, cell: GenerationCell | undefined, gen: number, truncated: boolean): void {
     if (this.maxEntries <= 0 || this.maxBytes <= 0) return; // disabled
-    const key = foldedWireName(query, q.nameOffset, q.nameLength);
+    // the question's name is the key, kept folded, and a hit writes the asker's spelling over
+    // it: a reply whose question is not among the names to patch cannot be kept that way
+    if (!nameOffsets.includes(QUESTION_NAME)) return;
     const hash = q.keyHash;
-    const cost = bytes.length + key.length + dep.length + ENTRY_OVERHEAD;
+    const cost = bytes.length + dep.length + ENTRY_OVERHEAD;
     if (cost > this.maxBytes >> 4) return; // one huge reply (a big TCP answer) must not flush the rest
     const variant = ResponseCache.variant(q, limit);
     const old = this.find(query, q, variant);
@@ -170,8 +187,8 @@ export class ResponseCache {
     // memory of its own: never a slice of the shared pool (see above)
     const own = Buffer.allocUnsafeSlow(bytes.length);
     bytes.copy(own);
-    const spelledAsKey = matchFoldedName(key, query, q.nameOffset, q.nameLength) === NameMatch.EXACT;
-    this.map.set(hash, { key, qtype: q.qtype, variant, next: head, bytes: own, spelledAsKey, nameOffsets, dep, cell, gen, limit, truncated, cost });
+    for (let i = 0; i < nameOffsets.length; i++) foldName(own, nameOffsets[i]!, q.nameLength);
+    this.map.set(hash, { nameLength: q.nameLength, qtype: q.qtype, variant, next: head, bytes: own, nameOffsets, dep, cell, gen, limit, truncated, cost });
     this.filter[(hash >>> 5) & FILTER_WORD_MASK]! |= 1 << (hash & 31);
     this.count++;
     this.bytesUsed += cost;
