@@ -145,7 +145,7 @@ export class ResponseCache {
     }
     this.hits++;
     const out = Buffer.allocUnsafe(e.bytes.length);
-    e.bytes.copy(out);
+    out.set(e.bytes); // TypedArray's own copy: Buffer#copy checks its arguments in JavaScript first
     // the query's ID and its RD, CD and opcode bits, written byte by byte: Buffer's
     // writeUInt16BE checks its offset through a wrapped validator on every call (perf)
     const id = q.id;

@@ -151,17 +151,26 @@ export type ParseResult =
   /** id is undefined when the message is too short to answer at all. */
   | { ok: false; id: number | undefined; reason: string; opcode?: number; flags?: number };
 
+/**
+ * The 16-bit big-endian number at off, which the caller has checked is inside the message.
+ * Buffer's readUInt16BE checks its offset through a wrapped validator on every call, not
+ * inlined: 26 ns of each query's parse (perf, repeated names).
+ */
+function u16(buf: Uint8Array, off: number): number {
+  return (buf[off]! << 8) | buf[off + 1]!;
+}
+
 /** Parses a query. Anything malformed returns a reason (the server answers FORMERR or drops). */
 export function parseQuery(buf: Buffer): ParseResult {
   if (buf.length < 12) return { ok: false, id: undefined, reason: 'shorter than a DNS header' };
-  const id = buf.readUInt16BE(0);
-  const flags = buf.readUInt16BE(2);
+  const id = u16(buf, 0);
+  const flags = u16(buf, 2);
   const opcode = (flags >> 11) & 0xf;
   if (flags & Flag.QR) return { ok: false, id: undefined, reason: 'a response, not a query' }; // never answer answers
-  const qdcount = buf.readUInt16BE(4);
-  const ancount = buf.readUInt16BE(6);
-  const nscount = buf.readUInt16BE(8);
-  const arcount = buf.readUInt16BE(10);
+  const qdcount = u16(buf, 4);
+  const ancount = u16(buf, 6);
+  const nscount = u16(buf, 8);
+  const arcount = u16(buf, 10);
   if (qdcount !== 1) return { ok: false, id, reason: `${qdcount} questions`, opcode, flags };
   // walk the name: labels only (no compression pointer is valid in a question we parse first);
   // checked and hashed here, turned into strings only when read (Query)
@@ -198,8 +207,8 @@ export function parseQuery(buf: Buffer): ParseResult {
     off = end;
   }
   if (off + 4 > buf.length) return { ok: false, id, reason: 'question type/class missing', opcode, flags };
-  const qtype = buf.readUInt16BE(off);
-  const qclass = buf.readUInt16BE(off + 2);
+  const qtype = u16(buf, off);
+  const qclass = u16(buf, off + 2);
   const questionEnd = off + 4;
   const query = new Query(buf, id, flags, opcode, upper, h & HASH_MASK, qtype, qclass, 12, off - 12, questionEnd);
   // EDNS0: look for the OPT record among the additional records (skipping any answer/authority RRs).
@@ -209,13 +218,13 @@ export function parseQuery(buf: Buffer): ParseResult {
     for (let i = 0; i < rrs; i++) {
       const nameEnd = skipName(buf, p);
       if (nameEnd < 0 || nameEnd + 10 > buf.length) return { ok: false, id, reason: 'malformed resource record', opcode, flags };
-      const type = buf.readUInt16BE(nameEnd);
-      const rdlen = buf.readUInt16BE(nameEnd + 8);
+      const type = u16(buf, nameEnd);
+      const rdlen = u16(buf, nameEnd + 8);
       if (nameEnd + 10 + rdlen > buf.length) return { ok: false, id, reason: 'resource record runs past the end', opcode, flags };
       if (type === TYPE_OPT && i >= ancount + nscount) {
         if (query.edns) return { ok: false, id, reason: 'more than one OPT record', opcode, flags };
-        const ttl = buf.readUInt32BE(nameEnd + 4);
-        query.edns = { udpSize: buf.readUInt16BE(nameEnd + 2), version: (ttl >>> 16) & 0xff, dnssecOk: (ttl & 0x8000) !== 0 };
+        const ttl = u16(buf, nameEnd + 4) * 0x10000 + u16(buf, nameEnd + 6);
+        query.edns = { udpSize: u16(buf, nameEnd + 2), version: (ttl >>> 16) & 0xff, dnssecOk: (ttl & 0x8000) !== 0 };
       }
       p = nameEnd + 10 + rdlen;
     }
