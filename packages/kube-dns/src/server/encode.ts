@@ -2,7 +2,7 @@
 // 0x20 case and unknown qtypes survive untouched); records are encoded with dns-packet.
 import { Buffer } from 'node:buffer';
 import * as dnsPacket from 'dns-packet';
-import { Flag, RCODE, TYPE_OPT, copyBytes, type ParsedQuery } from './wire.js';
+import { Flag, RCODE, TYPE_OPT, copyBytes, put16, type ParsedQuery } from './wire.js';
 import type { Rcode } from '../resolve/types.js';
 
 type RR = dnsPacket.Answer;
@@ -115,22 +115,24 @@ export function encodeReply(query: Buffer, q: ParsedQuery, input: EncodeInput, l
   const ar = truncated ? [] : take(input.additionals, false);
 
   const out = Buffer.allocUnsafe(size);
-  out.writeUInt16BE(q.id, 0);
+  put16(out, 0, q.id);
   let flags = Flag.QR | (q.flags & (0x7800 | Flag.RD | Flag.CD)) | Flag.RA | input.rcode;
   if (input.aa) flags |= Flag.AA;
   if (truncated) flags |= Flag.TC;
-  out.writeUInt16BE(flags, 2);
-  out.writeUInt16BE(1, 4);
-  out.writeUInt16BE(an.length, 6);
-  out.writeUInt16BE(ns.length, 8);
-  out.writeUInt16BE(ar.length + (opt ? 1 : 0), 10);
-  query.copy(out, 12, 12, q.questionEnd);
+  put16(out, 2, flags);
+  put16(out, 4, 1);
+  put16(out, 6, an.length);
+  put16(out, 8, ns.length);
+  put16(out, 10, ar.length + (opt ? 1 : 0));
+  copyBytes(query, 12, q.questionEnd, out, 12);
   let off = 12 + qlen;
-  for (const b of [...an, ...ns, ...ar]) {
-    b.copy(out, off);
-    off += b.length;
+  for (const list of [an, ns, ar]) {
+    for (let i = 0; i < list.length; i++) {
+      out.set(list[i]!, off);
+      off += list[i]!.length;
+    }
   }
-  if (opt) opt.copy(out, off);
+  if (opt) out.set(opt, off);
   return { bytes: out, truncated, nameOffsets: QUESTION_NAME_ONLY };
 }
 
@@ -205,13 +207,15 @@ export function encodeNegative(query: Buffer, q: ParsedQuery, rcode: number, aa:
   const size = 12 + qlen + rr.length + (q.edns ? 11 : 0);
   if (size > limit) return undefined;
   const out = Buffer.allocUnsafe(size);
-  out.writeUInt16BE(q.id, 0);
-  out.writeUInt16BE(Flag.QR | (q.flags & (0x7800 | Flag.RD | Flag.CD)) | Flag.RA | (aa ? Flag.AA : 0) | rcode, 2);
-  out.writeUInt32BE(0x00010000, 4); // qdcount 1, ancount 0
-  out.writeUInt16BE(1, 8); // nscount
-  out.writeUInt16BE(q.edns ? 1 : 0, 10);
+  // the header byte by byte (put16), the question and the SOA copied: nothing checked twice
+  put16(out, 0, q.id);
+  put16(out, 2, Flag.QR | (q.flags & (0x7800 | Flag.RD | Flag.CD)) | Flag.RA | (aa ? Flag.AA : 0) | rcode);
+  put16(out, 4, 1); // qdcount
+  put16(out, 6, 0); // ancount
+  put16(out, 8, 1); // nscount
+  put16(out, 10, q.edns ? 1 : 0);
   copyBytes(query, 12, q.questionEnd, out, 12);
-  rr.copy(out, 12 + qlen);
+  out.set(rr, 12 + qlen);
   if (q.edns) writeOpt(out, 12 + qlen + rr.length, q);
   return out;
 }
@@ -219,8 +223,9 @@ export function encodeNegative(query: Buffer, q: ParsedQuery, rcode: number, aa:
 /** Our OPT record at `off`: root name, type OPT, our UDP size, no extended rcode, DO echoed, no options. */
 function writeOpt(out: Buffer, off: number, q: ParsedQuery): void {
   out[off] = 0;
-  out.writeUInt16BE(TYPE_OPT, off + 1);
-  out.writeUInt16BE(OUR_UDP_SIZE, off + 3);
-  out.writeUInt32BE(q.edns?.dnssecOk ? 0x8000 : 0, off + 5);
-  out.writeUInt16BE(0, off + 9);
+  put16(out, off + 1, TYPE_OPT);
+  put16(out, off + 3, OUR_UDP_SIZE);
+  put16(out, off + 5, 0); // extended rcode, version
+  put16(out, off + 7, q.edns?.dnssecOk ? 0x8000 : 0);
+  put16(out, off + 9, 0); // no options
 }

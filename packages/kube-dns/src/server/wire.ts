@@ -160,6 +160,17 @@ function u16(buf: Uint8Array, off: number): number {
   return (buf[off]! << 8) | buf[off + 1]!;
 }
 
+/**
+ * Writes v as a 16-bit big-endian number at off, which the caller has sized the buffer for. On
+ * the per-query path instead of Buffer's writeUInt16BE, which checks its arguments through
+ * wrapped validators and whose method load from a fresh Buffer went through V8's generic load
+ * IC in the optimized code (perf and --print-opt-code, unique NXDOMAIN names: about 50 ns).
+ */
+export function put16(buf: Uint8Array, off: number, v: number): void {
+  buf[off] = v >>> 8;
+  buf[off + 1] = v & 0xff;
+}
+
 /** Parses a query. Anything malformed returns a reason (the server answers FORMERR or drops). */
 export function parseQuery(buf: Buffer): ParseResult {
   if (buf.length < 12) return { ok: false, id: undefined, reason: 'shorter than a DNS header' };
