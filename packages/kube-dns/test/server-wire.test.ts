@@ -203,3 +203,22 @@ test('a cached answer lasts exactly as long as its service: changed, sliced, del
   assert.deepEqual(await ask('a'), { ips: ['10.0.0.1'], rcode: 'NOERROR', hit: true });
   assert.deepEqual(await ask('b'), { ips: ['10.0.0.2'], rcode: 'NOERROR', hit: true });
 });
+
+test('each query is counted under its system: reverse for PTR names under in-addr.arpa, auth for the rest of our zone', async (t) => {
+  const s = await startStack();
+  t.after(s.stop);
+  s.zone.setService(clusterIP('default', 'web', ['10.0.0.5'], [port('http', 80)]));
+  const count = async (system: string): Promise<number> => {
+    const text = await s.metrics.registry.metrics();
+    const m = new RegExp(`^skydns_skydns_dns_request_count_total\\{system="${system}"\\} (\\d+)`, 'm').exec(text);
+    return m ? Number(m[1]) : 0;
+  };
+  await query(s.server, { name: '5.0.0.10.in-addr.arpa', type: 'PTR' });
+  await query(s.server, { name: '9.9.9.10.IN-ADDR.ARPA', type: 'PTR' }); // no such address, capitals
+  assert.equal(await count('reverse'), 2);
+  assert.equal(await count('auth'), 0);
+  await query(s.server, { name: 'web.default.svc.cluster.local', type: 'A' });
+  await query(s.server, { name: 'nosuch.default.svc.cluster.local', type: 'A' });
+  assert.equal(await count('auth'), 2);
+  assert.equal(await count('reverse'), 2);
+});
