@@ -48,7 +48,7 @@ export function markdown(d) {
     `| ceiling, ${d.latency.seconds} s | ${L(d.latency.ceiling)} | |`,
     `| kube-dns${d.abuse.wildcardsFlag ? ' --wildcards' : ''}, service churn, median of ${d.abuse.pairs ?? 1} runs of ${d.abuse.seconds} s | ${L(d.abuse.without)} | |`,
     `| the same with the abuser at 100 qps (runs alternate) | ${L(d.abuse.with)} | p99 ≤ 2x without the abuser: ${verdict(g('abuse'))} |`,
-    `| largest event-loop delay in the ${d.eventLoop.seconds} s run | ${d.eventLoop.exported ? `${d.eventLoop.maxMs} ms${d.eventLoop.cpuWaitMs !== undefined ? ` (the loop's thread waited ${d.eventLoop.cpuWaitMs} ms for a CPU in the run)` : ''}` : 'not exported by this build'} | < 5 ms: ${verdict(g('no event-loop'))} |`,
+    `| largest event-loop delay in the ${d.eventLoop.seconds} s run | ${d.eventLoop.exported ? `${d.eventLoop.maxMs} ms${d.eventLoop.cpuWaitMs !== undefined ? ` (the loop's thread waited ${d.eventLoop.cpuWaitMs} ms for a CPU in the run${d.eventLoop.stallsOver5ms ? `; stalls over 5 ms: ${d.eventLoop.stallsOver5ms.cpuWait} mostly waiting for a CPU, ${d.eventLoop.stallsOver5ms.process} of kube-dns's own` : ''})` : ''}` : 'not exported by this build'} | < 5 ms: ${verdict(g('no event-loop'))} |`,
   ];
   const when = `Figures of \`${d.command}\` on ${d.date.slice(0, 16).replace('T', ' ')} UTC, code at ${d.code.commit}${d.code.dirty ? ' (with uncommitted changes)' : ''}, load average ${d.machine.loadavgAtStart[0]} at the start and ${d.machine.loadavgAtEnd?.[0]} at the end (${d.machine.cpus} cores).`;
   return [when, '', ...rows, ...lat].join('\n');

@@ -1,6 +1,7 @@
 // kube-dns's /metrics as Prometheus reads it: the original's skydns_* series and ours, parsed
 // by a Prometheus text-format parser, histograms cumulative and consistent.
 import { execFileSync, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -139,4 +140,66 @@ test('CPU contention: the time the event loop waited for a CPU shows in kubedns_
   const waited = (await wait()) - from;
   t.diagnostic(`waited ${waited.toFixed(2)} s for a CPU in 1 s of work beside a busy process`);
   assert.ok(waited >= 0.25, `${waited.toFixed(2)} s of CPU wait counted in 1 s shared with a busy process`);
+});
+
+/** kubedns_event_loop_stalls_total by cause, from a scrape. */
+async function stalls(m: KubeDnsMetrics): Promise<{ cpuWait: number; process: number }> {
+  const text = await m.registry.metrics();
+  const v = (cause: string) => Number(new RegExp(`^kubedns_event_loop_stalls_total\\{cause="${cause}"\\} (\\S+)`, 'm').exec(text)?.[1]);
+  return { cpuWait: v('cpu_wait'), process: v('process') };
+}
+
+/** This thread's run-queue wait so far, ms (as the watcher reads it). */
+function waitedMs(): number {
+  return Number(readFileSync(`/proc/self/task/${process.pid}/schedstat`, 'latin1').split(' ')[1]) / 1e6;
+}
+
+test("a stall of kube-dns's own work counts under cause=process, one per stall", async (t) => {
+  const m = new KubeDnsMetrics();
+  t.after(() => m.close());
+  const before = await stalls(m);
+  assert.ok(before.cpuWait >= 0 && before.process >= 0, 'kubedns_event_loop_stalls_total is exported for both causes');
+  await new Promise((r) => setTimeout(r, 60)); // the watcher has ticked
+  const w0 = waitedMs();
+  const until = performance.now() + 60;
+  while (performance.now() < until) {
+    /* a 60 ms stall of the event loop */
+  }
+  const waited = waitedMs() - w0;
+  await new Promise((r) => setTimeout(r, 60));
+  const after = await stalls(m);
+  const total = after.cpuWait + after.process - (before.cpuWait + before.process);
+  assert.ok(total >= 1, `the stall is counted (${total})`);
+  // the test shares the machine with others: a stall that barely waited for a CPU must be the
+  // process's own, and counted once
+  if (waited < 15) assert.equal(after.process - before.process, 1, `counted once as the process's own (waited ${waited.toFixed(1)} ms for a CPU)`);
+});
+
+test('a stall spent mostly waiting for a CPU counts under cause=cpu_wait', async (t) => {
+  const m = new KubeDnsMetrics();
+  t.after(() => m.close());
+  // this thread and three busy processes share CPU 0: it gets a quarter of it and waits the rest
+  execFileSync('taskset', ['-p', '-c', '0', String(process.pid)], { stdio: 'ignore' });
+  t.after(() => execFileSync('taskset', ['-p', '-c', `0-${availableParallelism() - 1}`, String(process.pid)], { stdio: 'ignore' }));
+  const hogs = [0, 1, 2].map(() => spawn('taskset', ['-c', '0', process.execPath, '-e', 'const end = Date.now() + 4000; while (Date.now() < end);'], { stdio: 'ignore' }));
+  t.after(() => hogs.forEach((h) => h.kill('SIGKILL')));
+  await new Promise((r) => setTimeout(r, 300)); // the hogs are running
+  const before = await stalls(m);
+  await new Promise((r) => setTimeout(r, 60));
+  // 30 ms of CPU time on the loop, which takes about four times as long beside the hogs
+  const cpu0 = process.cpuUsage();
+  const w0 = waitedMs();
+  const t0 = performance.now();
+  for (;;) {
+    const used = process.cpuUsage(cpu0);
+    if (used.user + used.system >= 30_000) break;
+  }
+  const wall = performance.now() - t0;
+  const waited = waitedMs() - w0;
+  await new Promise((r) => setTimeout(r, 60));
+  const after = await stalls(m);
+  t.diagnostic(`30 ms of work took ${wall.toFixed(0)} ms, ${waited.toFixed(0)} ms of it waiting for a CPU`);
+  assert.ok(waited >= wall / 2, `the setup made the thread wait (${waited.toFixed(0)} of ${wall.toFixed(0)} ms)`);
+  assert.ok(after.cpuWait - before.cpuWait >= 1, `counted as CPU wait: ${JSON.stringify(before)} -> ${JSON.stringify(after)}`);
+  assert.equal(after.process, before.process, "and not as the process's own");
 });

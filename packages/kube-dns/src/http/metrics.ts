@@ -7,6 +7,7 @@ import { collectProcessMetrics } from '@kube-dns/config/process-metrics';
 import type { Transport } from '@kube-dns/dns-client';
 import type { QueryObserver, System } from '../server/handler.js';
 import { FastHistogram, registerScraped, type Value } from './query-metrics.js';
+import { watchStalls, type StallWatch } from '../runtime/stall-watch.js';
 
 const RCODE_NAMES = ['NOERROR', 'FORMERR', 'SERVFAIL', 'NXDOMAIN', 'NOTIMP', 'REFUSED'];
 const TRANSPORTS = ['udp', 'tcp'] as const;
@@ -57,6 +58,7 @@ export class KubeDnsMetrics implements QueryObserver {
   private cacheMisses = 0;
 
   private readonly loopDelay: EventLoopDelay;
+  private readonly stalls: StallWatch | undefined;
 
   readonly configReloads: Counter;
   readonly configRejects: Counter;
@@ -107,11 +109,20 @@ export class KubeDnsMetrics implements QueryObserver {
     registerGauges(r, gauges);
     this.loopDelay = new EventLoopDelay(r);
     registerCpuWait(r);
+    this.stalls = watchStalls(STALL_MS);
+    const stalls = this.stalls?.counts;
+    if (stalls) {
+      registerScraped(r, 'kubedns_event_loop_stalls_total', `Event-loop stalls over ${STALL_MS} ms, by cause: cpu_wait when the loop's thread waited for a CPU for at least half of the stall (the node's contention or a CPU quota), process otherwise (kube-dns's own work or its garbage collector).`, 'counter', () => [
+        { value: stalls.cpuWait, labels: { cause: 'cpu_wait' } },
+        { value: stalls.process, labels: { cause: 'process' } },
+      ]);
+    }
   }
 
-  /** Stops the event-loop delay sampler (it keeps no handle that holds the process open). */
+  /** Stops the event-loop samplers (neither keeps a handle that holds the process open). */
   close(): void {
     this.loopDelay.close();
+    this.stalls?.stop();
   }
 
   /** The hot path: numbers added in place, nothing allocated. */
@@ -261,6 +272,8 @@ function registerGauges(r: Registry, g: GaugeSources): void {
 }
 
 const LOOP_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1];
+/** A stall worth telling apart (runtime/stall-watch.ts): the bench's goal is none over 5 ms. */
+const STALL_MS = 5;
 /** The sampler's period: what it records is the time between its ticks, this plus the delay. */
 const LOOP_RESOLUTION_MS = 10;
 
