@@ -58,11 +58,13 @@ export interface ParsedQuery {
 }
 
 /**
- * A parsed query. Its name strings are built on first read, from the query's bytes (which nothing
- * writes to once they arrived): a response-cache hit compares the name's bytes
- * (response-cache.ts) and never needs a string, and building one (a call into node's latin1
- * decoder and a new string) was a quarter of parsing a query. The handler reads `lname` before
- * the first await on every other path.
+ * A parsed query. Its name strings are built on first read, once each, from the query's bytes: a
+ * response-cache hit compares the name's bytes (response-cache.ts) and never needs a string, and
+ * building one (a call into node's latin1 decoder and a new string) was a quarter of parsing a
+ * query. Reading them late is safe because nothing writes to a query's bytes once they arrived:
+ * a UDP datagram is a buffer of its own, and a TCP message a view on a read that later reads are
+ * appended after (Buffer.concat copies), never over. The scratch space they are built in is used
+ * and turned into a string within one call.
  */
 class Query implements ParsedQuery {
   // Fields are declared, and set once by the constructor. Declared with initializers or as
