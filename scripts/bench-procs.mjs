@@ -159,9 +159,34 @@ export async function dnsperf(port, file, opts = {}) {
   const r = { qps: Math.round(qps), sent: num(/Queries sent:\s+(\d+)/), lost: num(/Queries lost:\s+(\d+)/), avgMs: +(num(/Average Latency \(s\):\s+([\d.]+)/) * 1000).toFixed(3), rcodes };
   if (opts.qps) {
     const sorted = lat.subarray(0, n).sort();
-    const pct = (q) => +sorted[Math.max(0, Math.ceil(q * n) - 1)].toFixed(3);
-    Object.assign(r, { offeredQps: opts.qps, seconds: opts.seconds, samples: n, timeouts, p50Ms: pct(0.5), p99Ms: pct(0.99), p999Ms: pct(0.999), maxMs: pct(1) });
+    Object.assign(r, { offeredQps: opts.qps, seconds: opts.seconds, samples: n, timeouts, ...percentiles(sorted) });
+    // the latencies themselves, for pooled(); not enumerable, so they stay out of the results file
+    Object.defineProperty(r, 'latencies', { value: sorted });
   }
   return r;
+}
+
+/** p50 / p99 / p99.9 / max of sorted latencies (ms). */
+function percentiles(sorted) {
+  const n = sorted.length;
+  const pct = (q) => +sorted[Math.max(0, Math.ceil(q * n) - 1)].toFixed(3);
+  return { p50Ms: pct(0.5), p99Ms: pct(0.99), p999Ms: pct(0.999), maxMs: pct(1) };
+}
+
+/**
+ * Fixed-rate runs of one server taken as one: counts added up, qps averaged, percentiles of all
+ * their latencies together (not an average of percentiles). `slices`: how many runs.
+ */
+export function pooled(runs) {
+  const all = new Float64Array(runs.reduce((k, r) => k + r.latencies.length, 0));
+  let at = 0;
+  for (const r of runs) (all.set(r.latencies, at), (at += r.latencies.length));
+  const sum = (k) => runs.reduce((a, r) => a + r[k], 0);
+  const rcodes = {};
+  for (const r of runs) for (const [k, v] of Object.entries(r.rcodes)) rcodes[k] = (rcodes[k] ?? 0) + v;
+  return {
+    qps: Math.round(sum('qps') / runs.length), sent: sum('sent'), lost: sum('lost'), avgMs: +(runs.reduce((a, r) => a + r.avgMs * r.sent, 0) / sum('sent')).toFixed(3), rcodes,
+    offeredQps: runs[0].offeredQps, seconds: sum('seconds'), slices: runs.length, samples: all.length, timeouts: sum('timeouts'), ...percentiles(all.sort()),
+  };
 }
 
