@@ -186,7 +186,7 @@ export function pooled(runs) {
   for (const r of runs) for (const [k, v] of Object.entries(r.rcodes)) rcodes[k] = (rcodes[k] ?? 0) + v;
   return {
     qps: Math.round(sum('qps') / runs.length), sent: sum('sent'), lost: sum('lost'), avgMs: +(runs.reduce((a, r) => a + r.avgMs * r.sent, 0) / sum('sent')).toFixed(3), rcodes,
-    offeredQps: runs[0].offeredQps, seconds: sum('seconds'), slices: runs.length, samples: all.length, timeouts: sum('timeouts'), ...percentiles(all.sort()),
+    offeredQps: runs[0].offeredQps, seconds: sum('seconds'), slices: runs.length, sliceP99Ms: runs.map((r) => r.p99Ms), samples: all.length, timeouts: sum('timeouts'), ...percentiles(all.sort()),
   };
 }
 

@@ -44,8 +44,8 @@ export function markdown(d) {
   const L = (r) => `${r.p50Ms} / ${r.p99Ms} / ${r.p999Ms} ms`;
   const lat = [
     '', `| on the mix at ${n(d.latency.rate)} qps${d.latency.atHalfMax ? ` (at half kube-dns's maximum, ${n(d.latency.halfMaxRate)} qps, the ceiling's own p99 / p99.9 were ${d.latency.atHalfMax.ceiling.p99Ms} / ${d.latency.atHalfMax.ceiling.p999Ms} ms)` : ''} | p50 / p99 / p99.9 | goal |`, '|---|---|---|',
-    `| kube-dns, ${d.latency.seconds} s | ${L(d.latency.kubedns)} | p99 ≤ 1.5x the ceiling's: ${verdict(g('p99 at'))}; p99.9 ≤ 2x: ${verdict(g('p99.9'))} |`,
-    `| ceiling, ${d.latency.seconds} s | ${L(d.latency.ceiling)} | |`,
+    `| kube-dns, ${d.latency.seconds} s${d.latency.slices ? ` (${d.latency.slices} runs, taking turns with the ceiling)` : ''} | ${L(d.latency.kubedns)} | p99 ≤ 1.5x the ceiling's: ${verdict(g('p99 at'))}; p99.9 ≤ 2x: ${verdict(g('p99.9'))} |`,
+    `| ceiling, ${d.latency.seconds} s${d.latency.slices ? ` (${d.latency.slices} runs)` : ''} | ${L(d.latency.ceiling)} | |`,
     `| kube-dns${d.abuse.wildcardsFlag ? ' --wildcards' : ''}, service churn, median of ${d.abuse.pairs ?? 1} runs of ${d.abuse.seconds} s | ${L(d.abuse.without)} | |`,
     `| the same with the abuser at 100 qps (runs alternate) | ${L(d.abuse.with)} | p99 ≤ 2x without the abuser: ${verdict(g('abuse'))} |`,
     `| largest event-loop delay in the ${d.eventLoop.seconds} s run | ${d.eventLoop.exported ? `${d.eventLoop.maxMs} ms${d.eventLoop.cpuWaitMs !== undefined ? ` (the loop's thread waited ${d.eventLoop.cpuWaitMs} ms for a CPU in the run${d.eventLoop.stallsOver5ms ? `; stalls over 5 ms: ${d.eventLoop.stallsOver5ms.cpuWait} mostly waiting for a CPU, ${d.eventLoop.stallsOver5ms.process} of kube-dns's own` : ''})` : ''}` : 'not exported by this build'} | < 5 ms: ${verdict(g('no event-loop'))} |`,

@@ -194,6 +194,8 @@ const ratio = (a, b) => +(a / b).toFixed(2);
 function line(label, r) {
   const lat = r.p99Ms !== undefined ? `  p50 ${r.p50Ms}  p99 ${r.p99Ms}  p99.9 ${r.p999Ms} ms  (${fmt(r.samples)} samples, ${r.timeouts} timeouts)` : `  avg ${r.avgMs} ms`;
   say(`  ${label.padEnd(46)} ${fmt(r.qps).padStart(8)} qps  lost ${r.lost}${lat}`);
+  // pooled runs: each run's own p99 too, so a slow spell shows where it fell
+  if (r.sliceP99Ms) say(`  ${''.padEnd(46)} p99 of each of the ${r.slices} runs: ${r.sliceP99Ms.join(', ')} ms`);
 }
 
 async function gitInfo() {
