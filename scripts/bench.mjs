@@ -185,6 +185,16 @@ function latencyGoal(goal, r, ref, key, limit, refName, note = '') {
   if (ref[key] >= TIMEOUT_S * 1000) return { goal, met: null, detail: `${detail}; ${refName} lost queries (${ref.timeouts} timed out), so its percentile is no reference` };
   return { goal, value: ratio(r[key], ref[key]), limit, met: r[key] <= limit * ref[key], detail };
 }
+/**
+ * A latency goal judged only against a clean reference: when the ceiling's own p99.9 over the
+ * pooled runs is over CLEAN_MS, the machine set the tail while they ran (the short probe that
+ * chose the rate was clean, the full runs were not), and a ratio of two noisy figures would
+ * say "met" or "not met" by chance: not judged (null), with the figures.
+ */
+function cleanOnly(g, ref) {
+  if (g.met === null || ref.p999Ms <= CLEAN_MS) return g;
+  return { goal: g.goal, met: null, detail: `${g.detail}; not judged: the ceiling's own p99.9 in these runs was ${ref.p999Ms} ms (over ${CLEAN_MS}), the machine set this tail` };
+}
 /** The run whose p99 is the median of the runs (the upper one of an even count). */
 const medianRun = (rs) => [...rs].sort((a, b) => a.p99Ms - b.p99Ms)[Math.floor(rs.length / 2)];
 /** The abuser's counts over several runs: sums, and the largest replies. */
@@ -407,8 +417,8 @@ async function main() {
       { goal: 'realistic mix >= 0.75x the ceiling', value: w.mix.ratio, limit: 0.75, met: w.mix.ratio >= 0.75, detail: `${fmt(w.mix.kubednsQps)} vs ${fmt(w.mix.ceilingQps)} qps` },
       { goal: 'TCP (100 connections) >= 0.8x UDP on the mix', value: out.tcp.ratioToUdp, limit: 0.8, met: out.tcp.ratioToUdp >= 0.8, detail: `${fmt(out.tcp.qps)} vs ${fmt(out.tcp.udpQps)} qps` },
       { goal: 'pod (dnsmasq in front) >= 95% of a bare dnsmasq', value: out.pod.ratio, limit: 0.95, met: out.pod.ratio >= 0.95, detail: `${fmt(out.pod.podQps)} vs ${fmt(out.pod.bareQps)} qps` },
-      latencyGoal(`p99 at ${fmt(rate)} qps <= 1.5x the ceiling's`, kLat, cLat, 'p99Ms', 1.5, 'the ceiling', judgedNote),
-      latencyGoal(`p99.9 at ${fmt(rate)} qps <= 2x the ceiling's`, kLat, cLat, 'p999Ms', 2, 'the ceiling', judgedNote),
+      cleanOnly(latencyGoal(`p99 at ${fmt(rate)} qps <= 1.5x the ceiling's`, kLat, cLat, 'p99Ms', 1.5, 'the ceiling', judgedNote), cLat),
+      cleanOnly(latencyGoal(`p99.9 at ${fmt(rate)} qps <= 2x the ceiling's`, kLat, cLat, 'p999Ms', 2, 'the ceiling', judgedNote), cLat),
       eventLoop.exported && eventLoop.maxMs !== undefined
         ? { goal: `no event-loop stall over 5 ms (${T.fixed} s run)`, value: eventLoop.maxMs, unit: ' ms', limit: 5, met: eventLoop.maxMs < 5, detail: `max ${eventLoop.maxMs} ms${stallText(eventLoop)}` }
         : { goal: `no event-loop stall over 5 ms (${T.fixed} s run)`, met: null, detail: 'not exported by this build' },
