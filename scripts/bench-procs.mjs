@@ -175,7 +175,9 @@ function percentiles(sorted) {
 
 /**
  * Fixed-rate runs of one server taken as one: counts added up, qps averaged, percentiles of all
- * their latencies together (not an average of percentiles). `slices`: how many runs.
+ * their latencies together (not an average of percentiles). In the result, `slices` is how many
+ * runs were pooled and `sliceP99Ms` each run's own p99. Takes dnsperf() results of fixed-rate
+ * runs only (they carry their latencies).
  */
 export function pooled(runs) {
   const all = new Float64Array(runs.reduce((k, r) => k + r.latencies.length, 0));
