@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import { query } from '@kube-dns/dns-client';
 import { dnsmasqPath, freePort, startFakeApiServer, startTestDnsServer } from '@kube-dns/testkit';
 import { startAbuse } from './bench-abuse.mjs';
+import { ceilingProgram } from './bench-ceiling.cjs';
 import { dnsperf, killAllNow, manifestArgs, KUBE_DNS_BIN, pooled, sleep, start, startKubeDns, stop, TIMEOUT_S } from './bench-procs.mjs';
 import { LATEST, RESULTS_DIR, writeSection } from './bench-results.mjs';
 import { drawSvg } from './bench-svg.mjs';
@@ -36,32 +37,11 @@ async function kubeDnsHelp() {
   return out + p.tail;
 }
 
-// The ceiling: the least a Node UDP server can do per query, parse the question and answer it.
-// It sends as kube-dns's listener does (server/udp.ts): the reply address is handed back by a
-// synchronous lookup instead of dns.lookup's regular expression and next tick, about 13% of its
-// qps. A ceiling without that would be one kube-dns could beat by the trick alone.
-const CEILING = `
-const s = require('node:dgram').createSocket({ type: 'udp4', recvBufferSize: 4 * 1024 * 1024, // as kube-dns's
-  lookup: (address, family, callback) => callback(null, address, family) });
-s.on('message', (m, r) => {
-  if (m.length < 12) return;
-  let o = 12;
-  while (o < m.length && m[o] !== 0) o += m[o] + 1;
-  o += 5; // root label, type, class
-  if (o > m.length) return;
-  const b = Buffer.allocUnsafe(o + 16);
-  m.copy(b, 0, 0, o);
-  b[2] = 0x84 | (m[2] & 1); b[3] = 0x80;                     // QR AA RD, RA
-  b.writeUInt16BE(1, 4); b.writeUInt32BE(0x00010000, 6); b.writeUInt16BE(0, 10);
-  b.writeUInt32BE(0xc00c0001, o); b.writeUInt32BE(0x00010000, o + 4);  // name ptr, A, IN, TTL
-  b.writeUInt32BE(0x001e0004, o + 8); b.writeUInt32BE(0x0a000001, o + 12); // TTL 30, 10.0.0.1
-  s.send(b, r.port, r.address);
-});
-s.bind(Number(process.argv[1]), '127.0.0.1', () => process.stderr.write('ready'));`;
-
+// The ceiling: the least a Node UDP server can do per query, parse the question and answer it
+// (scripts/bench-ceiling.cjs, which says why it sends as kube-dns's listener does).
 async function startCeiling() {
   const port = await freePort();
-  const p = start(process.execPath, ['-e', CEILING, String(port)]);
+  const p = start(process.execPath, ['-e', ceilingProgram(), String(port)]);
   await waitAnswer(port, 'ceiling.test', 'A');
   return { p, port };
 }
