@@ -1,0 +1,136 @@
+#!/usr/bin/env node
+// Where kube-dns's tail latency at a fixed rate comes from: a diagnostic, not part of `npm run
+// bench` (it prints, and writes nothing to bench/results). Four servers take turns at the same
+// rate on the bench's mix, each run followed by the next server's, the order reversed every round:
+//   kube-dns        as the manifest runs it (2,000 Services in the test kit's API server)
+//   kd-process      kube-dns's process with its DNS listener answering as the ceiling does
+//                   (scripts/bench-tail-preload.cjs): everything of kube-dns but the answering
+//   ceiling         the bench's ceiling (scripts/bench-ceiling.cjs)
+//   ceiling+busy    the ceiling spending --busy-us of CPU per query before answering: kube-dns's
+//                   cost per query without its work
+// For each run: dnsperf's p50 / p99 / p99.9, and from /proc the server's main thread (CPU per
+// query, time it waited for a CPU, involuntary context switches) and its other threads' CPU.
+// What it found, and how to read it: docs/hot-path.md, "What the rest of the p99 gap is not".
+//   node scripts/bench-tail.mjs [--rate QPS] [--seconds S] [--rounds N] [--busy-us US]
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { freePort, startFakeApiServer, startTestDnsServer } from '@kube-dns/testkit';
+import { ceilingProgram } from './bench-ceiling.cjs';
+import { dnsperf, manifestArgs, pooled, sleep, start, startKubeDns, stop } from './bench-procs.mjs';
+import { mixFile, seedCluster } from './bench-workloads.mjs';
+
+const { values: opt } = parseArgs({
+  options: { rate: { type: 'string', default: '20000' }, seconds: { type: 'string', default: '10' }, rounds: { type: 'string', default: '4' }, 'busy-us': { type: 'string', default: '4' } },
+});
+const RATE = Number(opt.rate);
+const SECONDS = Number(opt.seconds);
+const ROUNDS = Number(opt.rounds);
+const BUSY_US = Number(opt['busy-us']);
+for (const [k, v] of [['rate', RATE], ['seconds', SECONDS], ['rounds', ROUNDS], ['busy-us', BUSY_US]]) {
+  if (!Number.isFinite(v) || v < 0 || (k !== 'busy-us' && v === 0)) throw new Error(`--${k}: a positive number expected`);
+}
+
+/** Per thread of `pid`: CPU and run-queue wait (ns, schedstat), context switches. */
+function threads(pid) {
+  const out = new Map();
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const [run, wait] = readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ').map(Number);
+      const status = readFileSync(`/proc/${pid}/task/${tid}/status`, 'utf8');
+      const invol = Number(/nonvoluntary_ctxt_switches:\s+(\d+)/.exec(status)[1]);
+      out.set(tid, { run, wait, invol });
+    } catch {
+      /* the thread ended meanwhile */
+    }
+  }
+  return out;
+}
+
+/** What the server's threads did between two readings. */
+function threadDelta(pid, a, b) {
+  const main = String(pid);
+  const d = (k) => b.get(main)[k] - a.get(main)[k];
+  let helpersNs = 0;
+  for (const [tid, t] of b) if (tid !== main && a.has(tid)) helpersNs += t.run - a.get(tid).run;
+  return { mainMs: d('run') / 1e6, waitMs: d('wait') / 1e6, invol: d('invol'), helpersMs: helpersNs / 1e6 };
+}
+
+const median = (xs) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)];
+const pad = (s, n) => String(s).padEnd(n);
+
+async function main() {
+  const work = mkdtempSync(join(tmpdir(), 'kube-dns-tail-'));
+  const stops = [];
+  try {
+    const m = await manifestArgs();
+    const api = await startFakeApiServer({ historySize: 20_000 });
+    stops.push(() => api.close());
+    const cluster = seedCluster(api);
+    const upstream = await startTestDnsServer({ answerIp: '192.0.2.1' });
+    stops.push(() => upstream.close());
+    const configDir = join(work, 'config');
+    mkdirSync(configDir);
+    writeFileSync(join(configDir, 'upstreamNameservers'), JSON.stringify([`127.0.0.1:${upstream.port}`]));
+
+    const startCeiling = async (busyUs) => {
+      const port = await freePort();
+      const p = start(process.execPath, ['-e', ceilingProgram(busyUs), String(port)]);
+      stops.push(() => stop(p));
+      for (let t0 = Date.now(); !p.tail.includes('ready'); await sleep(50)) {
+        if (p.exitCode !== null || Date.now() - t0 > 10_000) throw new Error(`the ceiling did not start: ${p.tail}`);
+      }
+      return { pid: p.pid, port };
+    };
+    const startKd = async (preload) => {
+      const before = process.env.KUBEDNS_BENCH_NODE_OPTIONS;
+      if (preload) process.env.KUBEDNS_BENCH_NODE_OPTIONS = `${before ?? m.env.kubedns.NODE_OPTIONS ?? ''} --require ${new URL('./bench-tail-preload.cjs', import.meta.url).pathname}`;
+      try {
+        const kd = await startKubeDns(m, api, configDir);
+        stops.push(() => stop(kd.p));
+        return { pid: kd.p.pid, port: kd.port };
+      } finally {
+        if (before === undefined) delete process.env.KUBEDNS_BENCH_NODE_OPTIONS;
+        else process.env.KUBEDNS_BENCH_NODE_OPTIONS = before;
+      }
+    };
+    const servers = [
+      { name: 'kube-dns', ...(await startKd(false)) },
+      { name: 'kd-process', ...(await startKd(true)) },
+      { name: 'ceiling', ...(await startCeiling(0)) },
+      { name: `ceiling+${BUSY_US}us`, ...(await startCeiling(BUSY_US)) },
+    ];
+    let salt = 0;
+    const mix = () => mixFile(cluster, join(work, `mix-${++salt}.txt`), salt);
+    for (const s of servers) await dnsperf(s.port, await mix(), { seconds: 4 }); // JIT, caches
+    process.stdout.write(`the mix at ${RATE} qps, ${ROUNDS} rounds of ${SECONDS} s per server, taking turns\n`);
+    const runs = new Map(servers.map((s) => [s.name, []]));
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const s of round & 1 ? [...servers].reverse() : servers) {
+        const file = await mix();
+        const a = threads(s.pid);
+        const r = await dnsperf(s.port, file, { seconds: SECONDS, qps: RATE });
+        const t = threadDelta(s.pid, a, threads(s.pid));
+        runs.get(s.name).push({ r, t });
+        process.stdout.write(`  ${pad(s.name, 16)} p50 ${pad(r.p50Ms, 6)} p99 ${pad(r.p99Ms, 6)} p99.9 ${pad(r.p999Ms, 7)}` +
+          ` main thread ${(t.mainMs * 1000 / r.samples).toFixed(1)} us/query, waited ${t.waitMs.toFixed(0)} ms for a CPU, ${t.invol} involuntary switches; other threads ${t.helpersMs.toFixed(0)} ms\n`);
+      }
+    }
+    process.stdout.write('\nper server: median of the runs\' p99 (ms), pooled p50 / p99 / p99.9, and per run on average: main thread us/query, CPU wait ms, involuntary switches, other threads ms\n');
+    for (const [name, rs] of runs) {
+      const p = pooled(rs.map((x) => x.r));
+      const avg = (f) => rs.reduce((acc, x) => acc + f(x), 0) / rs.length;
+      process.stdout.write(`  ${pad(name, 16)} ${pad(median(rs.map((x) => x.r.p99Ms)), 7)} ${p.p50Ms} / ${p.p99Ms} / ${p.p999Ms}` +
+        `   ${avg((x) => (x.t.mainMs * 1000) / x.r.samples).toFixed(1)} us, ${avg((x) => x.t.waitMs).toFixed(0)} ms, ${avg((x) => x.t.invol).toFixed(0)}, ${avg((x) => x.t.helpersMs).toFixed(0)} ms\n`);
+    }
+  } finally {
+    for (const f of stops.reverse()) await f();
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+main().then(() => process.exit(0), (e) => {
+  process.stderr.write(`${e.stack ?? e}\n`);
+  process.exit(1);
+});
