@@ -12,14 +12,14 @@
 // query, time it waited for a CPU, involuntary context switches) and its other threads' CPU.
 // What it found, and how to read it: docs/hot-path.md, "What the rest of the p99 gap is not".
 //   node scripts/bench-tail.mjs [--rate QPS] [--seconds S] [--rounds N] [--busy-us US]
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { freePort, startFakeApiServer, startTestDnsServer } from '@kube-dns/testkit';
+import { freePort } from '@kube-dns/testkit';
 import { ceilingProgram } from './bench-ceiling.cjs';
 import { dnsperf, manifestArgs, pooled, sleep, start, startKubeDns, stop } from './bench-procs.mjs';
-import { mixFile, seedCluster } from './bench-workloads.mjs';
+import { mixFile, startBenchCluster } from './bench-workloads.mjs';
 
 const { values: opt } = parseArgs({
   options: { rate: { type: 'string', default: '20000' }, seconds: { type: 'string', default: '10' }, rounds: { type: 'string', default: '4' }, 'busy-us': { type: 'string', default: '4' } },
@@ -65,14 +65,7 @@ async function main() {
   const stops = [];
   try {
     const m = await manifestArgs();
-    const api = await startFakeApiServer({ historySize: 20_000 });
-    stops.push(() => api.close());
-    const cluster = seedCluster(api);
-    const upstream = await startTestDnsServer({ answerIp: '192.0.2.1' });
-    stops.push(() => upstream.close());
-    const configDir = join(work, 'config');
-    mkdirSync(configDir);
-    writeFileSync(join(configDir, 'upstreamNameservers'), JSON.stringify([`127.0.0.1:${upstream.port}`]));
+    const { api, cluster, configDir } = await startBenchCluster(work, stops);
 
     const startCeiling = async (busyUs) => {
       const port = await freePort();

@@ -1,7 +1,8 @@
 // The bench's cluster and query files (docs/benchmarks.md describes their shape).
 // Everything is generated from a seeded PRNG so two runs send the same traffic.
-import { writeFile } from 'node:fs/promises';
-import { clusterIPService, endpointSlice, headlessService } from '@kube-dns/testkit';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { clusterIPService, endpointSlice, headlessService, startFakeApiServer, startTestDnsServer } from '@kube-dns/testkit';
 
 export const NAMESPACES = 20;
 export const SERVICES = 2000;
@@ -57,6 +58,25 @@ export function seedCluster(api) {
 }
 
 /** Changes one ClusterIP service's address: the churn a live cluster has (abuse line). */
+/**
+ * The cluster kube-dns runs against in the DNS benches: the test kit's API server seeded with
+ * seedCluster, a test upstream that answers 192.0.2.1 to anything, and a config directory
+ * (`<work>/config`) naming that upstream as upstreamNameservers. What stops the two servers is
+ * pushed on `cleanup`.
+ */
+export async function startBenchCluster(work, cleanup) {
+  const api = await startFakeApiServer({ historySize: 20_000 });
+  cleanup.push(() => api.close());
+  const cluster = seedCluster(api);
+  const upstream = await startTestDnsServer({ answerIp: '192.0.2.1' });
+  cleanup.push(() => upstream.close());
+  const configDir = join(work, 'config');
+  await rm(configDir, { recursive: true, force: true });
+  await mkdir(configDir);
+  await writeFile(join(configDir, 'upstreamNameservers'), JSON.stringify([`127.0.0.1:${upstream.port}`]));
+  return { api, cluster, upstream, configDir };
+}
+
 export function churnOne(api, k) {
   const i = 1 + ((k * 7) % SERVICES);
   if (i % 10 === 0) return;

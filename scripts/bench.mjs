@@ -13,13 +13,13 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { query } from '@kube-dns/dns-client';
-import { dnsmasqPath, freePort, startFakeApiServer, startTestDnsServer } from '@kube-dns/testkit';
+import { dnsmasqPath, freePort } from '@kube-dns/testkit';
 import { startAbuse } from './bench-abuse.mjs';
 import { ceilingProgram } from './bench-ceiling.cjs';
 import { dnsperf, killAllNow, manifestArgs, KUBE_DNS_BIN, pooled, sleep, start, startKubeDns, stop, TIMEOUT_S } from './bench-procs.mjs';
 import { LATEST, RESULTS_DIR, writeSection } from './bench-results.mjs';
 import { drawSvg } from './bench-svg.mjs';
-import { churnOne, externalFile, mixFile, nxdomainFile, repeatedFile, seedCluster, SERVICES } from './bench-workloads.mjs';
+import { churnOne, externalFile, mixFile, nxdomainFile, repeatedFile, SERVICES, startBenchCluster } from './bench-workloads.mjs';
 
 const root = new URL('..', import.meta.url).pathname;
 const quick = process.argv.includes('--quick');
@@ -223,15 +223,7 @@ async function main() {
   const work = await mkdtemp(join(tmpdir(), 'kube-dns-bench-'));
   const cleanup = [];
   try {
-    const api = await startFakeApiServer({ historySize: 20_000 });
-    cleanup.push(() => api.close());
-    const cluster = seedCluster(api);
-    const upstream = await startTestDnsServer({ answerIp: '192.0.2.1' });
-    cleanup.push(() => upstream.close());
-    const configDir = join(work, 'config');
-    await rm(configDir, { recursive: true, force: true });
-    await import('node:fs/promises').then((fs) => fs.mkdir(configDir));
-    await writeFile(join(configDir, 'upstreamNameservers'), JSON.stringify([`127.0.0.1:${upstream.port}`]));
+    const { api, cluster, upstream, configDir } = await startBenchCluster(work, cleanup);
 
     let salt = 0;
     const files = {
