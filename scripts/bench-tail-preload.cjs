@@ -8,9 +8,8 @@
 // (packages/kube-dns/src/server/udp.ts); the forwarder's and the NOTIFY sockets are left alone.
 'use strict';
 const dgram = require('node:dgram');
-const { ceilingHandler } = require('./bench-ceiling.cjs');
+const { ceilingAnswer: answer } = require('./bench-ceiling.cjs');
 
-const answer = ceilingHandler(Number(process.env.KUBEDNS_BENCH_TAIL_BUSY_US ?? 0));
 const createSocket = dgram.createSocket;
 dgram.createSocket = function (opts, ...rest) {
   const s = createSocket.call(this, opts, ...rest);

@@ -10,7 +10,8 @@
 //                   cost per query without its work
 // For each run: dnsperf's p50 / p99 / p99.9, and from /proc the server's main thread (CPU per
 // query, time it waited for a CPU, involuntary context switches) and its other threads' CPU.
-// What it found, and how to read it: docs/hot-path.md, "What the rest of the p99 gap is not".
+// How to read it: docs/benchmarks.md, "Where a tail comes from"; what it found: docs/hot-path.md,
+// "Splitting the gap".
 //   node scripts/bench-tail.mjs [--rate QPS] [--seconds S] [--rounds N] [--busy-us US]
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
