@@ -8,27 +8,43 @@
 //   ceiling         the bench's ceiling (scripts/bench-ceiling.cjs)
 //   ceiling+busy    the ceiling spending --busy-us of CPU per query before answering: kube-dns's
 //                   cost per query without its work
+// and, named in --servers, the ceiling given one thing of kube-dns's process at a time
+// (scripts/bench-ceiling.cjs, CEILING_PRELUDES), all under kube-dns's env from the manifest:
+//   ceiling+env     kube-dns's NODE_OPTIONS, MALLOC_TRIM_THRESHOLD_ and --no-parallel-scavenge
+//   ceiling+heap    that, and a zone-sized heap held for the process's life
+//   ceiling+malloc  that, and a malloc heap with holes, as kube-dns's is after its sync
+//   ceiling+gcobs   that, and an observer of every garbage collection (perf_hooks)
+//   ceiling+timers  that, and kube-dns's periodic timers and event-loop delay monitor
 // For each run: dnsperf's p50 / p99 / p99.9, and from /proc the server's main thread (CPU per
 // query, time it waited for a CPU, involuntary context switches) and its other threads' CPU.
 // How to read it: docs/benchmarks.md, "Where a tail comes from"; what it found: docs/hot-path.md,
 // "Splitting the gap".
-//   node scripts/bench-tail.mjs [--rate QPS] [--seconds S] [--rounds N] [--busy-us US]
+//   node scripts/bench-tail.mjs [--rate QPS] [--seconds S] [--rounds N] [--busy-us US] [--servers a,b,...]
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { freePort } from '@kube-dns/testkit';
-import { ceilingProgram } from './bench-ceiling.cjs';
+import { CEILING_PRELUDES, ceilingProgram } from './bench-ceiling.cjs';
 import { dnsperf, manifestArgs, pooled, sleep, start, startKubeDns, stop } from './bench-procs.mjs';
 import { mixFile, startBenchCluster } from './bench-workloads.mjs';
 
 const { values: opt } = parseArgs({
-  options: { rate: { type: 'string', default: '20000' }, seconds: { type: 'string', default: '10' }, rounds: { type: 'string', default: '4' }, 'busy-us': { type: 'string', default: '4' } },
+  options: {
+    rate: { type: 'string', default: '20000' },
+    seconds: { type: 'string', default: '10' },
+    rounds: { type: 'string', default: '4' },
+    'busy-us': { type: 'string', default: '4' },
+    servers: { type: 'string', default: 'kube-dns,kd-process,ceiling,ceiling+busy' },
+  },
 });
 const RATE = Number(opt.rate);
 const SECONDS = Number(opt.seconds);
 const ROUNDS = Number(opt.rounds);
 const BUSY_US = Number(opt['busy-us']);
+const SERVERS = opt.servers.split(',');
+const KNOWN = ['kube-dns', 'kd-process', 'ceiling', 'ceiling+busy', ...Object.keys(CEILING_PRELUDES).map((k) => `ceiling+${k}`)];
+for (const name of SERVERS) if (!KNOWN.includes(name)) throw new Error(`--servers: no server ${name} (${KNOWN.join(', ')})`);
 for (const [k, v] of [['rate', RATE], ['seconds', SECONDS], ['rounds', ROUNDS], ['busy-us', BUSY_US]]) {
   if (!Number.isFinite(v) || v < 0 || (k !== 'busy-us' && v === 0)) throw new Error(`--${k}: a positive number expected`);
 }
@@ -68,9 +84,11 @@ async function main() {
     const m = await manifestArgs();
     const { api, cluster, configDir } = await startBenchCluster(work, stops);
 
-    const startCeiling = async (busyUs) => {
+    const startCeiling = async (busyUs, prelude) => {
       const port = await freePort();
-      const p = start(process.execPath, ['-e', ceilingProgram(busyUs), String(port)]);
+      // a variant with a prelude runs under kube-dns's env (NODE_OPTIONS, MALLOC_TRIM_THRESHOLD_)
+      const env = prelude ? m.env.kubedns : {};
+      const p = start(process.execPath, ['-e', ceilingProgram(busyUs, prelude), String(port)], { env });
       stops.push(() => stop(p));
       for (let t0 = Date.now(); !p.tail.includes('ready'); await sleep(50)) {
         if (p.exitCode !== null || Date.now() - t0 > 10_000) throw new Error(`the ceiling did not start: ${p.tail}`);
@@ -89,12 +107,17 @@ async function main() {
         else process.env.KUBEDNS_BENCH_NODE_OPTIONS = before;
       }
     };
-    const servers = [
-      { name: 'kube-dns', ...(await startKd(false)) },
-      { name: 'kd-process', ...(await startKd(true)) },
-      { name: 'ceiling', ...(await startCeiling(0)) },
-      { name: `ceiling+${BUSY_US}us`, ...(await startCeiling(BUSY_US)) },
-    ];
+    const kinds = {
+      'kube-dns': () => startKd(false),
+      'kd-process': () => startKd(true),
+      ceiling: () => startCeiling(0),
+      'ceiling+busy': () => startCeiling(BUSY_US),
+      ...Object.fromEntries(Object.entries(CEILING_PRELUDES).map(([k, prelude]) => [`ceiling+${k}`, () => startCeiling(0, prelude)])),
+    };
+    const servers = [];
+    for (const name of SERVERS) {
+      servers.push({ name: name === 'ceiling+busy' ? `ceiling+${BUSY_US}us` : name, ...(await kinds[name]()) });
+    }
     let salt = 0;
     const mix = () => mixFile(cluster, join(work, `mix-${++salt}.txt`), salt);
     for (const s of servers) await dnsperf(s.port, await mix(), { seconds: 4 }); // JIT, caches
