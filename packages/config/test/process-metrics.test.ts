@@ -21,3 +21,12 @@ test("prom-client's default metrics, every one of them but nodejs_eventloop_lag_
   const rss = Number(/^process_resident_memory_bytes (\S+)$/m.exec(text)?.[1]);
   assert.ok(rss > 10 * 1024 * 1024, `process_resident_memory_bytes is this process's RSS: ${rss}`);
 });
+
+test('gcDuration: false leaves out nodejs_gc_duration_seconds and nothing else', async () => {
+  const all = new Registry();
+  collectProcessMetrics(all);
+  const lean = new Registry();
+  collectProcessMetrics(lean, { gcDuration: false });
+  assert.deepEqual(await names(lean), (await names(all)).filter((n) => n !== 'nodejs_gc_duration_seconds'));
+  assert.doesNotMatch(await lean.metrics(), /nodejs_gc_duration_seconds/);
+});

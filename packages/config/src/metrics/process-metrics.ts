@@ -7,6 +7,12 @@
 // in its order (test/process-metrics.test.ts checks that the set is prom-client's, less the lag).
 // A subpath of its own (@kube-dns/config/process-metrics): the nanny, which imports the package's
 // index, never loads prom-client.
+//
+// nodejs_gc_duration_seconds can be left out (`gcDuration: false`, kube-dns does): it is fed by a
+// PerformanceObserver of 'gc' entries, and node reports every collection to it through a native
+// immediate, a call into JavaScript and a setImmediate before the observer runs. At a DNS server's
+// rate that is a dozen scavenges a second, each followed by that detour on the loop that answers
+// the queries; it doubled kube-dns's p99 at a steady rate (docs/hot-path.md, "The GC observer").
 import type { Registry } from 'prom-client';
 import processCpuTotal from 'prom-client/lib/metrics/processCpuTotal.js';
 import processStartTime from 'prom-client/lib/metrics/processStartTime.js';
@@ -37,7 +43,12 @@ const METRICS = [
   gc,
 ];
 
+export interface ProcessMetricsOptions {
+  /** nodejs_gc_duration_seconds, and the observer of every collection behind it (default true). */
+  gcDuration?: boolean;
+}
+
 /** Registers prom-client's default metrics less nodejs_eventloop_lag_* (see above). */
-export function collectProcessMetrics(register: Registry): void {
-  for (const metric of METRICS) metric(register, {});
+export function collectProcessMetrics(register: Registry, opts: ProcessMetricsOptions = {}): void {
+  for (const metric of METRICS) if (metric !== gc || opts.gcDuration !== false) metric(register, {});
 }

@@ -68,8 +68,11 @@ export class KubeDnsMetrics implements QueryObserver {
     // prom-client's process_* and nodejs_*, but not its nodejs_eventloop_lag_* (eight gauges,
     // each a read of a histogram that is never reset, its standard deviation among them): they
     // measure what kubedns_event_loop_delay_* measures, with a second monitor, at a cost on every
-    // scrape; no dashboard or rule of ours reads them
-    collectProcessMetrics(r);
+    // scrape; no dashboard or rule of ours reads them. Nor nodejs_gc_duration_seconds: its observer
+    // of every collection puts a detour through JavaScript on the query loop after each scavenge,
+    // which doubled the p99 at a steady rate (docs/hot-path.md, "The GC observer"); a collection
+    // that stalls the loop shows in kubedns_event_loop_delay_* and kubedns_event_loop_stalls_total
+    collectProcessMetrics(r, { gcDuration: false });
     const sky = `${opts.skydnsNamespace ?? 'skydns'}_${opts.skydnsSubsystem ?? 'skydns'}_dns`;
     registerScraped(r, 'kubedns_dns_requests_total', 'DNS queries answered, by query type, response code and transport.', 'counter', () => {
       // a loop over the 2,432 cells, not a spread and a flatMap (150 µs a scrape): most are 0
