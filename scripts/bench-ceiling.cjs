@@ -61,10 +61,10 @@ s.bind(Number(process.argv[1]), '127.0.0.1', () => process.stderr.write('ready')
  * MALLOC_TRIM_THRESHOLD_) in every variant.
  *   env     the V8 flag kube-dns sets at start (runtime/scavenge.ts), which NODE_OPTIONS cannot
  *   heap    env, and a heap about kube-dns's with 2,000 Services held for the process's life
- *           (60,000 small records in a Map: an old space of about 12 MB, as --trace-gc shows for
- *           kube-dns under the mix)
- *   malloc  env, and a malloc heap with holes: 40,000 blocks of 64 B to 16 KB, every other one
- *           kept (kube-dns's [heap] is 4-5 MB after its sync, the ceiling's under 1)
+ *           (60,000 small records in a Map: an old space of about 14 MB, against the 11-13 MB
+ *           --trace-gc shows for kube-dns under the mix)
+ *   malloc  env, and a malloc heap with holes: 40,000 blocks of 64 B to 16 KB, about half of
+ *           them kept (kube-dns's [heap] is 4-5 MB after its sync, the ceiling's under 1)
  *   gcobs   env, and a PerformanceObserver of 'gc' entries with an empty callback: what prom-client's
  *           nodejs_gc_duration_seconds installs (kube-dns leaves it out since 2026-11-26)
  *   timers  env, and kube-dns's periodic work: an event-loop delay monitor at 10 ms

@@ -44,9 +44,15 @@ const ROUNDS = Number(opt.rounds);
 const BUSY_US = Number(opt['busy-us']);
 const SERVERS = opt.servers.split(',');
 const KNOWN = ['kube-dns', 'kd-process', 'ceiling', 'ceiling+busy', ...Object.keys(CEILING_PRELUDES).map((k) => `ceiling+${k}`)];
-for (const name of SERVERS) if (!KNOWN.includes(name)) throw new Error(`--servers: no server ${name} (${KNOWN.join(', ')})`);
+/** A usage error: one line saying what is wrong, no stack, exit 2. */
+function usageError(msg) {
+  process.stderr.write(`bench-tail: ${msg}\n`);
+  process.exit(2);
+}
+for (const name of SERVERS) if (!KNOWN.includes(name)) usageError(`--servers: no server "${name}"; one of ${KNOWN.join(', ')}`);
+if (new Set(SERVERS).size !== SERVERS.length) usageError(`--servers: a server named twice (${opt.servers})`);
 for (const [k, v] of [['rate', RATE], ['seconds', SECONDS], ['rounds', ROUNDS], ['busy-us', BUSY_US]]) {
-  if (!Number.isFinite(v) || v < 0 || (k !== 'busy-us' && v === 0)) throw new Error(`--${k}: a positive number expected`);
+  if (!Number.isFinite(v) || v < 0 || (k !== 'busy-us' && v === 0)) usageError(`--${k}: a positive number expected, not ${opt[k]}`);
 }
 
 /** Per thread of `pid`: CPU and run-queue wait (ns, schedstat), context switches. */
