@@ -93,10 +93,15 @@ function stallText(e) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// kube-dns's event-loop delay, from its metrics on PROMETHEUS_PORT (added by the hot-path work).
-// The gauge is the max since the previous scrape, so the bench scrapes every 5 s during the run
-// and keeps the largest; the histogram gives how many samples were over 5 ms.
-async function scrapeLoop(port) {
+// kube-dns's event-loop delay, from its metrics on PROMETHEUS_PORT (added by the hot-path work),
+// over kube-dns's own runs only. The gauge is the max since the previous scrape: the meter scrapes
+// as a run starts (so what came before does not count), every 5 s during it (as a Prometheus
+// would: a scrape is work on the loop too) and as it ends, and keeps the largest; the counters
+// (the histogram's samples over 5 ms, the loop thread's CPU wait, the stalls kube-dns told
+// apart) are summed over the runs. The ceiling's runs in between do not count: kube-dns is idle
+// then, and a timer of an idle process that fires late, while the ceiling and dnsperf hold both
+// cores, delays no query (before 2026-11-26 evening they counted).
+function stallMeter(port) {
   const get = () => fetch(`http://127.0.0.1:${port}/metrics`).then((r) => r.text(), () => '');
   const parse = (text) => {
     const g = /^kubedns_event_loop_delay_max_seconds(?:\{[^}]*\})? (\S+)/m.exec(text);
@@ -106,48 +111,63 @@ async function scrapeLoop(port) {
     // stalls over 5 ms told apart by kube-dns itself (runtime/stall-watch.ts)
     const stalledWaiting = /^kubedns_event_loop_stalls_total\{cause="cpu_wait"\} (\S+)/m.exec(text);
     const stalledOwn = /^kubedns_event_loop_stalls_total\{cause="process"\} (\S+)/m.exec(text);
-    return {
-      max: g ? Number(g[1]) : undefined,
-      le5: le5 ? Number(le5[1]) : undefined,
-      count: count ? Number(count[1]) : undefined,
-      cpuWait: wait ? Number(wait[1]) : undefined,
-      stallsCpuWait: stalledWaiting ? Number(stalledWaiting[1]) : undefined,
-      stallsProcess: stalledOwn ? Number(stalledOwn[1]) : undefined,
-    };
+    const num = (m) => (m ? Number(m[1]) : undefined);
+    return { max: num(g), le5: num(le5), count: num(count), cpuWait: num(wait), stallsCpuWait: num(stalledWaiting), stallsProcess: num(stalledOwn) };
   };
-  const first = parse(await get()); // resets the gauge: start-up and earlier runs do not count
+  const KEYS = ['le5', 'count', 'cpuWait', 'stallsCpuWait', 'stallsProcess'];
   let max;
-  let last = first;
-  let stopped = false;
-  const loop = (async () => {
-    while (!stopped) {
-      await sleep(5000);
-      const s = parse(await get());
-      if (s.max !== undefined) max = Math.max(max ?? 0, s.max);
-      if (s.count !== undefined) last = s;
+  let exported = false;
+  const sums = Object.fromEntries(KEYS.map((k) => [k, 0]));
+  const known = new Set(KEYS);
+  const seen = (s) => {
+    if (s.max !== undefined) {
+      exported = true;
+      max = Math.max(max ?? 0, s.max);
     }
-  })();
-  return async () => {
-    stopped = true;
-    await loop;
-    const s = parse(await get());
-    if (s.max !== undefined) max = Math.max(max ?? 0, s.max);
-    if (s.count !== undefined) last = s;
-    if (max === undefined && first.count === undefined) return { exported: false };
-    const over = last.count !== undefined && first.count !== undefined && last.le5 !== undefined && first.le5 !== undefined
-      ? (last.count - last.le5) - (first.count - first.le5) : undefined;
-    // the time the event loop's thread waited for a CPU meanwhile: a stall that is the machine's
-    // contention (dnsperf shares the two cores), not kube-dns's work
-    const cpuWaitMs = last.cpuWait !== undefined && first.cpuWait !== undefined ? Math.round((last.cpuWait - first.cpuWait) * 1000) : undefined;
-    const delta = (k) => (last[k] !== undefined && first[k] !== undefined ? last[k] - first[k] : undefined);
-    return {
-      exported: true,
-      maxMs: max === undefined ? undefined : +(max * 1000).toFixed(2),
-      samplesOver5ms: over,
-      samples: delta('count'),
-      cpuWaitMs,
-      stallsOver5ms: last.stallsProcess === undefined ? undefined : { cpuWait: delta('stallsCpuWait'), process: delta('stallsProcess') },
-    };
+  };
+  return {
+    /** Runs `run()` (one of kube-dns's runs) and counts the loop's delays during it. */
+    async during(run) {
+      const first = parse(await get()); // resets the gauge
+      let stopped = false;
+      const loop = (async () => {
+        for (let t = 0; !stopped; t += 100) {
+          await sleep(100);
+          if (t >= 5000 && !stopped) {
+            seen(parse(await get()));
+            t = 0;
+          }
+        }
+      })();
+      try {
+        return await run();
+      } finally {
+        stopped = true;
+        await loop;
+        const last = parse(await get());
+        seen(last);
+        for (const k of KEYS) {
+          if (last[k] === undefined || first[k] === undefined) known.delete(k);
+          else sums[k] += last[k] - first[k];
+        }
+      }
+    },
+    /** What the runs so far showed; `seconds` is how long they ran in all. */
+    result(seconds) {
+      if (!exported) return { exported: false };
+      const d = (k) => (known.has(k) ? sums[k] : undefined);
+      return {
+        exported: true,
+        seconds,
+        maxMs: max === undefined ? undefined : +(max * 1000).toFixed(2),
+        samplesOver5ms: known.has('count') && known.has('le5') ? sums.count - sums.le5 : undefined,
+        samples: d('count'),
+        // the time the event loop's thread waited for a CPU meanwhile: a stall that is the
+        // machine's contention (dnsperf shares the two cores), not kube-dns's work
+        cpuWaitMs: known.has('cpuWait') ? Math.round(sums.cpuWait * 1000) : undefined,
+        stallsOver5ms: known.has('stallsProcess') ? { cpuWait: d('stallsCpuWait'), process: d('stallsProcess') } : undefined,
+      };
+    },
   };
 }
 
@@ -174,6 +194,18 @@ function latencyGoal(goal, r, ref, key, limit, refName, note = '') {
 function cleanOnly(g, ref) {
   if (g.met === null || ref.p999Ms <= CLEAN_MS) return g;
   return { goal: g.goal, met: null, detail: `${g.detail}; not judged: the ceiling's own p99.9 in these runs was ${ref.p999Ms} ms (over ${CLEAN_MS}), the machine set this tail` };
+}
+/**
+ * The stall goal is absolute (no delay over 5 ms), so a delay under it is met whatever the
+ * machine did. One over it, in runs where the ceiling's own p99.9 was over CLEAN_MS, is not
+ * judged, as the latency goals there are not: one reply in a thousand of the ceiling, which does
+ * nothing but answer, came more than 5 ms late, so at that rate the machine holds processes
+ * (the server or dnsperf) off the CPU for that long, and a delay of kube-dns's loop over 5 ms
+ * tells nothing of kube-dns.
+ */
+function stallGoal(g, ref) {
+  if (g.met !== false || ref.p999Ms <= CLEAN_MS) return g;
+  return { ...g, met: null, detail: `${g.detail}; not judged: the ceiling's own p99.9 in these runs was ${ref.p999Ms} ms (over ${CLEAN_MS}), the machine delayed even its replies by more than 5 ms` };
 }
 /** The run whose p99 is the median of the runs (the upper one of an even count). */
 const medianRun = (rs) => [...rs].sort((a, b) => a.p99Ms - b.p99Ms)[Math.floor(rs.length / 2)];
@@ -273,23 +305,23 @@ async function main() {
     // goes first alternates), and each side's latencies are pooled: the machine's speed drifts
     // from one minute to the next (a VM shared with others), and with one 60 s run each a slow
     // spell in either run decided the ratio (docs/benchmarks.md).
+    // kube-dns's event-loop delay is measured over its own runs at that rate (stallMeter).
     const pair = async (qps) => {
       const k = [];
       const c = [];
+      const meter = stallMeter(kd.metrics);
       for (let i = 0; i < T.slices; i++) {
         for (const who of i & 1 ? ['ceiling', 'kubedns'] : ['kubedns', 'ceiling']) {
-          const port = who === 'kubedns' ? kd.port : ceiling.port;
-          (who === 'kubedns' ? k : c).push(await dnsperf(port, await files.mix(), { seconds: T.fixed / T.slices, qps }));
+          const run = async () => dnsperf(who === 'kubedns' ? kd.port : ceiling.port, await files.mix(), { seconds: T.fixed / T.slices, qps });
+          if (who === 'kubedns') k.push(await meter.during(run));
+          else c.push(await run());
         }
       }
-      return { kubedns: pooled(k), ceiling: pooled(c) };
+      return { kubedns: pooled(k), ceiling: pooled(c), eventLoop: { rate: qps, ...meter.result(T.fixed) } };
     };
     const halfMax = Math.round(mixBest.kubednsQps / 2);
     say(`\nlatency on the mix at a fixed ${fmt(halfMax)} qps (half kube-dns's maximum), ${T.fixed} s each in ${T.slices} alternating runs:`);
-    // the stall figures cover kube-dns's runs and the ceiling's between them (kube-dns idle then)
-    const stopScrape = await scrapeLoop(kd.metrics);
-    let { kubedns: kLat, ceiling: cLat } = await pair(halfMax);
-    const eventLoop = await stopScrape();
+    let { kubedns: kLat, ceiling: cLat, eventLoop } = await pair(halfMax);
     line('kube-dns', kLat);
     line('ceiling', cLat);
     // A reference whose own p99.9 is over CLEAN_MS measures the machine and dnsperf, not a
@@ -300,7 +332,7 @@ async function main() {
     // own p99.9 (so its p99 too) is clean; both rates are reported.
     let rate = halfMax;
     let judgedNote = '';
-    const atHalfMax = { kubedns: kLat, ceiling: cLat };
+    const atHalfMax = { kubedns: kLat, ceiling: cLat, eventLoop };
     if (cLat.p999Ms > CLEAN_MS) {
       const probeS = Math.max(5, Math.round(T.fixed / 4));
       for (let r = Math.round(halfMax / 2); r >= 5000; r = Math.round(r / 2)) {
@@ -308,7 +340,7 @@ async function main() {
         line(`ceiling at ${fmt(r)} qps, ${probeS} s (a lower rate for a clean reference)`, c);
         if (c.p999Ms > CLEAN_MS) continue;
         rate = r;
-        ({ kubedns: kLat, ceiling: cLat } = await pair(r));
+        ({ kubedns: kLat, ceiling: cLat, eventLoop } = await pair(r));
         line(`kube-dns at ${fmt(r)} qps`, kLat);
         line(`ceiling at ${fmt(r)} qps`, cLat);
         break;
@@ -318,9 +350,12 @@ async function main() {
         : `; at ${fmt(rate)} qps: at ${fmt(halfMax)} qps (half the maximum) the ceiling's own p99 / p99.9 were ${atHalfMax.ceiling.p99Ms} / ${atHalfMax.ceiling.p999Ms} ms, kube-dns's ${atHalfMax.kubedns.p99Ms} / ${atHalfMax.kubedns.p999Ms} ms`;
     }
     out.latency = { rate, halfMaxRate: halfMax, seconds: T.fixed, slices: T.slices, kubedns: kLat, ceiling: cLat, ...(rate !== halfMax && { atHalfMax }) };
-    out.eventLoop = { seconds: T.fixed, ...eventLoop };
+    // judged where the latency goals are (the reference clean), with the figure at half the maximum kept
+    out.eventLoop = { ...eventLoop, ...(rate !== halfMax && { atHalfMax: atHalfMax.eventLoop }) };
+    const loopText = (e) => `max ${e.maxMs} ms, ${e.samplesOver5ms ?? 'n/a'} samples over 5 ms; the loop's thread waited ${e.cpuWaitMs ?? 'n/a'} ms for a CPU in all${stallText(e)}`;
+    if (rate !== halfMax && atHalfMax.eventLoop.exported) say(`  kube-dns's event-loop delay in its ${T.fixed} s at ${fmt(halfMax)} qps: ${loopText(atHalfMax.eventLoop)}`);
     say(eventLoop.exported
-      ? `  event-loop delay during that run: max ${eventLoop.maxMs} ms, ${eventLoop.samplesOver5ms ?? 'n/a'} samples over 5 ms; the loop's thread waited ${eventLoop.cpuWaitMs ?? 'n/a'} ms for a CPU in all${stallText(eventLoop)}`
+      ? `  kube-dns's event-loop delay in its ${T.fixed} s at ${fmt(rate)} qps: ${loopText(eventLoop)}`
       : '  event-loop delay: not exported (kubedns_event_loop_delay_max_seconds is not on PROMETHEUS_PORT in this build)');
 
     // --- abuse mix (issue 9): normal clients at the same rate, without and with one abusive client
@@ -392,7 +427,7 @@ async function main() {
       cleanOnly(latencyGoal(`p99 at ${fmt(rate)} qps <= 1.5x the ceiling's`, kLat, cLat, 'p99Ms', 1.5, 'the ceiling', judgedNote), cLat),
       cleanOnly(latencyGoal(`p99.9 at ${fmt(rate)} qps <= 2x the ceiling's`, kLat, cLat, 'p999Ms', 2, 'the ceiling', judgedNote), cLat),
       eventLoop.exported && eventLoop.maxMs !== undefined
-        ? { goal: `no event-loop stall over 5 ms (${T.fixed} s run)`, value: eventLoop.maxMs, unit: ' ms', limit: 5, met: eventLoop.maxMs < 5, detail: `max ${eventLoop.maxMs} ms${stallText(eventLoop)}` }
+        ? stallGoal({ goal: `no event-loop stall over 5 ms (${T.fixed} s at ${fmt(rate)} qps)`, value: eventLoop.maxMs, unit: ' ms', limit: 5, met: eventLoop.maxMs < 5, detail: `max ${eventLoop.maxMs} ms${stallText(eventLoop)}${rate !== halfMax && atHalfMax.eventLoop.exported ? `; at ${fmt(halfMax)} qps (half the maximum) max ${atHalfMax.eventLoop.maxMs} ms${stallText(atHalfMax.eventLoop)}` : ''}` }, cLat)
         : { goal: `no event-loop stall over 5 ms (${T.fixed} s run)`, met: null, detail: 'not exported by this build' },
       latencyGoal('abuse: median p99 of normal clients <= 2x without the abuser', abused, base, 'p99Ms', 2, 'the median run without the abuser', wildcardsFlag ? ', --wildcards' : ''),
     ];
