@@ -56,7 +56,7 @@ export function markdown(d) {
 
 /**
  * The event-loop rows: kube-dns's largest loop delay over its own runs at the judged rate, and at
- * half its maximum when that is another rate. Results written before 2026-11-26 (evening) have no
+ * half its maximum when that is another rate. Results written before 2026-11-26, 16:00 UTC, have no
  * `rate`: their figure covered the ceiling's runs too, at half the maximum.
  */
 function loopRows(d, n, verdict) {

@@ -100,7 +100,7 @@ function stallText(e) {
 // (the histogram's samples over 5 ms, the loop thread's CPU wait, the stalls kube-dns told
 // apart) are summed over the runs. The ceiling's runs in between do not count: kube-dns is idle
 // then, and a timer of an idle process that fires late, while the ceiling and dnsperf hold both
-// cores, delays no query (before 2026-11-26 evening they counted).
+// cores, delays no query (until 2026-11-26, 16:00 UTC, they counted).
 function stallMeter(port) {
   const get = () => fetch(`http://127.0.0.1:${port}/metrics`).then((r) => r.text(), () => '');
   const parse = (text) => {
