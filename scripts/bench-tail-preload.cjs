@@ -4,11 +4,15 @@
 // bundle's heap and code). A tail this process shares with the ceiling is the process's; a tail
 // only kube-dns has is the work of answering.
 //
+// KUBEDNS_TAIL_BUSY_US (set by bench-tail.mjs for its kd-process+busy server): busy-wait that many
+// microseconds before answering, so the process spends the CPU kube-dns's answering does without
+// doing its work (what the CPU alone costs the tail, in kube-dns's own process).
+//
 // The listener is the one socket kube-dns creates with reuseAddr false and a lookup of its own
 // (packages/kube-dns/src/server/udp.ts); the forwarder's and the NOTIFY sockets are left alone.
 'use strict';
 const dgram = require('node:dgram');
-const { ceilingAnswer: answer } = require('./bench-ceiling.cjs');
+const answer = require('./bench-ceiling.cjs').ceilingHandler(Number(process.env.KUBEDNS_TAIL_BUSY_US) || 0);
 
 const createSocket = dgram.createSocket;
 dgram.createSocket = function (opts, ...rest) {

@@ -8,6 +8,8 @@
 //   ceiling         the bench's ceiling (scripts/bench-ceiling.cjs)
 //   ceiling+busy    the ceiling spending --busy-us of CPU per query before answering: kube-dns's
 //                   cost per query without its work
+//   kd-process+busy kd-process spending --busy-us per query before it answers (named in --servers):
+//                   what the CPU of kube-dns's answering alone costs, in kube-dns's own process
 // and, named in --servers, the ceiling given one thing of kube-dns's process at a time
 // (scripts/bench-ceiling.cjs, CEILING_PRELUDES), all under kube-dns's env from the manifest:
 //   ceiling+env     kube-dns's NODE_OPTIONS, MALLOC_TRIM_THRESHOLD_ and --no-parallel-scavenge
@@ -43,7 +45,7 @@ const SECONDS = Number(opt.seconds);
 const ROUNDS = Number(opt.rounds);
 const BUSY_US = Number(opt['busy-us']);
 const SERVERS = opt.servers.split(',');
-const KNOWN = ['kube-dns', 'kd-process', 'ceiling', 'ceiling+busy', ...Object.keys(CEILING_PRELUDES).map((k) => `ceiling+${k}`)];
+const KNOWN = ['kube-dns', 'kd-process', 'kd-process+busy', 'ceiling', 'ceiling+busy', ...Object.keys(CEILING_PRELUDES).map((k) => `ceiling+${k}`)];
 /** A usage error: one line saying what is wrong, no stack, exit 2. */
 function usageError(msg) {
   process.stderr.write(`bench-tail: ${msg}\n`);
@@ -101,28 +103,41 @@ async function main() {
       }
       return { pid: p.pid, port };
     };
-    const startKd = async (preload) => {
-      const before = process.env.KUBEDNS_BENCH_NODE_OPTIONS;
-      if (preload) process.env.KUBEDNS_BENCH_NODE_OPTIONS = `${before ?? m.env.kubedns.NODE_OPTIONS ?? ''} --require ${new URL('./bench-tail-preload.cjs', import.meta.url).pathname}`;
+    // the child's env is this process's (bench-procs.mjs, start()): set for its start, then put back
+    const withEnv = async (vars, run) => {
+      const before = Object.fromEntries(Object.keys(vars).map((k) => [k, process.env[k]]));
+      Object.assign(process.env, vars);
       try {
+        return await run();
+      } finally {
+        for (const [k, v] of Object.entries(before)) {
+          if (v === undefined) delete process.env[k];
+          else process.env[k] = v;
+        }
+      }
+    };
+    const startKd = (preload, busyUs = 0) => {
+      const base = process.env.KUBEDNS_BENCH_NODE_OPTIONS ?? m.env.kubedns.NODE_OPTIONS ?? '';
+      const vars = preload
+        ? { KUBEDNS_BENCH_NODE_OPTIONS: `${base} --require ${new URL('./bench-tail-preload.cjs', import.meta.url).pathname}`, KUBEDNS_TAIL_BUSY_US: String(busyUs) }
+        : {};
+      return withEnv(vars, async () => {
         const kd = await startKubeDns(m, api, configDir);
         stops.push(() => stop(kd.p));
         return { pid: kd.p.pid, port: kd.port };
-      } finally {
-        if (before === undefined) delete process.env.KUBEDNS_BENCH_NODE_OPTIONS;
-        else process.env.KUBEDNS_BENCH_NODE_OPTIONS = before;
-      }
+      });
     };
     const kinds = {
       'kube-dns': () => startKd(false),
       'kd-process': () => startKd(true),
+      'kd-process+busy': () => startKd(true, BUSY_US),
       ceiling: () => startCeiling(0),
       'ceiling+busy': () => startCeiling(BUSY_US),
       ...Object.fromEntries(Object.entries(CEILING_PRELUDES).map(([k, prelude]) => [`ceiling+${k}`, () => startCeiling(0, prelude)])),
     };
     const servers = [];
     for (const name of SERVERS) {
-      servers.push({ name: name === 'ceiling+busy' ? `ceiling+${BUSY_US}us` : name, ...(await kinds[name]()) });
+      servers.push({ name: name.endsWith('+busy') ? name.replace('+busy', `+${BUSY_US}us`) : name, ...(await kinds[name]()) });
     }
     let salt = 0;
     const mix = () => mixFile(cluster, join(work, `mix-${++salt}.txt`), salt);
