@@ -57,7 +57,6 @@ export function seedCluster(api) {
   return { services, ptrIps };
 }
 
-/** Changes one ClusterIP service's address: the churn a live cluster has (abuse line). */
 /**
  * The cluster kube-dns runs against in the DNS benches: the test kit's API server seeded with
  * seedCluster, a test upstream that answers 192.0.2.1 to anything, and a config directory
@@ -77,6 +76,7 @@ export async function startBenchCluster(work, cleanup) {
   return { api, cluster, upstream, configDir };
 }
 
+/** Changes one ClusterIP service's address: the churn a live cluster has (abuse line). */
 export function churnOne(api, k) {
   const i = 1 + ((k * 7) % SERVICES);
   if (i % 10 === 0) return;
