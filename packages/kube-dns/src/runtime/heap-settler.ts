@@ -20,7 +20,7 @@
 // The old space. A flood also promotes what is in flight at each scavenge (packets being read,
 // replies being sent) to the old space: a junk flood grew it from 10.5 to 17 MB, and with no full
 // collection due (the old space was far from V8's limit) it stayed there, RSS 12-14% above its
-// figure before the flood. So once the young generation is settled and the loop quiet, when the
+// figure before the flood. So once the young generation is settled and the loop idle, when the
 // old space has grown 4 MiB over the least it was since the last full collection we caused, one
 // full collection, compacting (a plain one freed the garbage but kept the half-empty pages: 17 →
 // 13.5 MB for 9.3 live; compacting, 17 → 10). It is atomic: 17-24 ms measured with 2,000
@@ -29,6 +29,11 @@
 // of its RSS). Live growth (a zone that grew) costs one collection per 4 MiB: the least it was
 // starts again from the collection's result. Under steady traffic nothing happens (a 3-minute run
 // at 2,000 qps: none; the young generation stays grown, or the loop busy).
+// A pause that long is only for a loop that is idle, not merely "quiet": under idleUtilization
+// (10%) over the period, and still under it through confirmMs (250 ms) watched right before. The
+// period's figure is up to 2 s old: traffic that came back after a quiet spell was paused by it
+// (found 2026-11-26: an 18 ms collection 0.26 s into a run at 13,335 qps, the loop 21% busy,
+// after 10 s of silence; the bench's fixed-rate runs take turns with the ceiling's just so).
 //
 // collectNow() runs the same collection at once, whatever the heap's size: main.ts calls it when
 // the initial sync completes, in the tick that makes /readiness say ready, so no query waits on
@@ -53,11 +58,30 @@ export interface HeapSettlerOptions {
   maxFullGcBytes?: number;
   /** At most one forced full collection this often, ms. */
   fullGcEveryMs?: number;
+  /** Event-loop utilization below which the loop counts as idle, for a full collection (an atomic pause). */
+  idleUtilization?: number;
+  /** How long the loop is watched, right before a full collection, to be still idle, ms. */
+  confirmMs?: number;
+  /** The heap's sizes and V8's collector (tests give their own). */
+  heap?: HeapAccess;
   log?: Logger;
 }
 
+export interface HeapSizes {
+  newSize: number;
+  oldSize: number;
+  oldUsed: number;
+}
+
+export interface HeapAccess {
+  spaces(): HeapSizes;
+  gc: Gc;
+  /** Whether the next gc() compacts (V8's --compact-on-every-full-gc). */
+  setCompacting(on: boolean): void;
+}
+
 /** V8's gc(): a full collection without arguments, a scavenge with { type: 'minor' }. */
-type Gc = (opts?: { type: 'minor' }) => void;
+export type Gc = (opts?: { type: 'minor' }) => void;
 
 /** V8's gc(), without --expose-gc on the command line (Node refuses that flag in NODE_OPTIONS). */
 function exposeGc(): Gc {
@@ -65,7 +89,7 @@ function exposeGc(): Gc {
   return runInNewContext('gc') as Gc;
 }
 
-function spaces(): { newSize: number; oldSize: number; oldUsed: number } {
+function spaces(): HeapSizes {
   let newSize = 0;
   let oldSize = 0;
   let oldUsed = 0;
@@ -97,8 +121,12 @@ export function settleHeap(opts: HeapSettlerOptions = {}): HeapSettler {
   const oldGrown = opts.oldGrownBytes ?? 4 * 1024 * 1024;
   const maxFull = opts.maxFullGcBytes ?? 64 * 1024 * 1024;
   const fullEvery = opts.fullGcEveryMs ?? 10_000;
+  const idle = opts.idleUtilization ?? 0.1;
+  const confirmMs = opts.confirmMs ?? 250;
+  const heap: HeapAccess = opts.heap ?? { spaces, gc: exposeGc(), setCompacting: (on) => setFlagsFromString(on ? '--compact-on-every-full-gc' : '--no-compact-on-every-full-gc') };
+  const gc = heap.gc;
   let lastFull = -Infinity;
-  const gc = exposeGc();
+  let confirming: NodeJS.Timeout | undefined;
   let last = performance.eventLoopUtilization();
   let failures = 0;
   let skip = 0;
@@ -107,14 +135,14 @@ export function settleHeap(opts: HeapSettlerOptions = {}): HeapSettler {
   const collect = (): { oldSize: number; ms: number } => {
     const t0 = performance.now();
     // a V8 flag read at each full collection, on for this one only (V8's own stay as they were)
-    setFlagsFromString('--compact-on-every-full-gc');
+    heap.setCompacting(true);
     try {
       gc();
     } finally {
-      setFlagsFromString('--no-compact-on-every-full-gc');
+      heap.setCompacting(false);
     }
     lastFull = performance.now();
-    const { oldSize } = spaces();
+    const { oldSize } = heap.spaces();
     oldLeast = oldSize;
     return { oldSize, ms: +(lastFull - t0).toFixed(1) };
   };
@@ -122,14 +150,24 @@ export function settleHeap(opts: HeapSettlerOptions = {}): HeapSettler {
     const now = performance.eventLoopUtilization();
     const busy = performance.eventLoopUtilization(now, last).utilization;
     last = now;
-    const before = spaces();
+    const before = heap.spaces();
     oldLeast = Math.min(oldLeast, before.oldSize);
     if (before.newSize <= grown) {
       failures = 0;
       skip = 0;
-      if (busy < quiet && before.oldSize > oldLeast + oldGrown && before.oldUsed <= maxFull && performance.now() - lastFull >= fullEvery) {
-        const after = collect();
-        opts.log?.debug({ oldSpaceBytes: before.oldSize, after: after.oldSize, ms: after.ms, busy }, 'quiet: old space collected');
+      if (!confirming && busy < idle && before.oldSize > oldLeast + oldGrown && before.oldUsed <= maxFull && performance.now() - lastFull >= fullEvery) {
+        const from = performance.eventLoopUtilization();
+        confirming = setTimeout(() => {
+          confirming = undefined;
+          const recent = performance.eventLoopUtilization(performance.eventLoopUtilization(), from).utilization;
+          if (recent >= idle) {
+            opts.log?.debug({ oldSpaceBytes: before.oldSize, busy: recent }, 'old space collection put off: traffic came back');
+            return;
+          }
+          const after = collect();
+          opts.log?.debug({ oldSpaceBytes: before.oldSize, after: after.oldSize, ms: after.ms, busy, recent }, 'idle: old space collected');
+        }, confirmMs);
+        confirming.unref();
       }
       return;
     }
@@ -139,7 +177,7 @@ export function settleHeap(opts: HeapSettlerOptions = {}): HeapSettler {
     }
     if (busy >= quiet) return;
     gc({ type: 'minor' });
-    const after = spaces().newSize;
+    const after = heap.spaces().newSize;
     if (after < before.newSize) failures = 0;
     else if (++failures >= 5) skip = Math.min(2 ** (failures - 5), 30);
     opts.log?.debug({ newSpaceBytes: before.newSize, after, busy }, 'quiet: young generation collected');
@@ -147,10 +185,13 @@ export function settleHeap(opts: HeapSettlerOptions = {}): HeapSettler {
   timer.unref();
   return {
     collectNow: () => {
-      const before = spaces().oldSize;
+      const before = heap.spaces().oldSize;
       const after = collect();
       opts.log?.debug({ oldSpaceBytes: before, after: after.oldSize, ms: after.ms }, 'old space collected');
     },
-    stop: () => clearInterval(timer),
+    stop: () => {
+      clearInterval(timer);
+      clearTimeout(confirming);
+    },
   };
 }
