@@ -5,6 +5,7 @@ import { spawn } from 'node:child_process';
 import { closeSync, createReadStream, openSync, unlinkSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
 import { freePort } from '@kube-dns/testkit';
 import yaml from 'js-yaml';
@@ -94,15 +95,24 @@ export async function startKubeDns(m, api, configDir, extra = []) {
   args.push('--dns-bind-address=127.0.0.1', '--healthz-bind-address=127.0.0.1', `--healthz-port=${healthz}`, `--kubecfg-file=${api.kubeconfigPath}`, ...envArgs, ...extra);
   // the manifest's NODE_OPTIONS unless KUBEDNS_BENCH_NODE_OPTIONS says otherwise (to compare heap flags)
   const NODE_OPTIONS = process.env.KUBEDNS_BENCH_NODE_OPTIONS ?? m.env.kubedns.NODE_OPTIONS;
-  const p = start(process.execPath, [KUBE_DNS_BIN, ...args], { env: { ...m.env.kubedns, PROMETHEUS_PORT: String(metrics), NODE_OPTIONS } });
+  // KUBEDNS_BENCH_TRACE_GC=<file>: V8's line per collection (--trace-gc, which node refuses in
+  // NODE_OPTIONS) into that file, its times in ms since kube-dns started: bench.mjs then prints
+  // when each of kube-dns's fixed-rate runs began and ended on the same clock, so that a slow run
+  // can be matched with the collections in it
+  const trace = process.env.KUBEDNS_BENCH_TRACE_GC;
+  const fd = trace ? openSync(`${trace}.${++traced}`, 'w') : undefined;
+  const startedAt = performance.now();
+  const p = start(process.execPath, [...(trace ? ['--trace-gc'] : []), KUBE_DNS_BIN, ...args], { env: { ...m.env.kubedns, PROMETHEUS_PORT: String(metrics), NODE_OPTIONS }, ...(fd !== undefined && { stdout: fd }) });
+  if (fd !== undefined) closeSync(fd);
   const t0 = Date.now();
   for (;;) {
     if (await fetch(`http://127.0.0.1:${healthz}/readiness`).then((r) => r.status === 200, () => false)) break;
     if (p.exitCode !== null || Date.now() - t0 > 120_000) throw new Error(`kube-dns did not become ready: ${p.tail}`);
     await sleep(100);
   }
-  return { p, port, healthz, metrics, syncMs: Date.now() - t0 };
+  return { p, port, healthz, metrics, syncMs: Date.now() - t0, startedAt };
 }
+let traced = 0;
 
 // ---------------------------------------------------------------------------------------------
 // dnsperf. Throughput: 8 clients, 500 queries outstanding. Fixed rate (-Q): up to 5,000

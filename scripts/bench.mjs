@@ -12,6 +12,7 @@ import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
 import { query } from '@kube-dns/dns-client';
 import { dnsmasqPath, freePort } from '@kube-dns/testkit';
 import { startAbuse } from './bench-abuse.mjs';
@@ -313,8 +314,10 @@ async function main() {
       for (let i = 0; i < T.slices; i++) {
         for (const who of i & 1 ? ['ceiling', 'kubedns'] : ['kubedns', 'ceiling']) {
           const run = async () => dnsperf(who === 'kubedns' ? kd.port : ceiling.port, await files.mix(), { seconds: T.fixed / T.slices, qps });
+          const from = performance.now() - kd.startedAt;
           if (who === 'kubedns') k.push(await meter.during(run));
           else c.push(await run());
+          if (process.env.KUBEDNS_BENCH_TRACE_GC) say(`  (${who} run ${i + 1} at ${fmt(qps)} qps: ${Math.round(from)}-${Math.round(performance.now() - kd.startedAt)} ms on kube-dns's --trace-gc clock, p99 ${(who === 'kubedns' ? k : c).at(-1).p99Ms} ms)`);
         }
       }
       return { kubedns: pooled(k), ceiling: pooled(c), eventLoop: { rate: qps, ...meter.result(T.fixed) } };
