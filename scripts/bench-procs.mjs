@@ -86,6 +86,9 @@ export async function manifestArgs() {
 
 export const KUBE_DNS_BIN = join(root, 'packages', 'kube-dns', 'bin', 'kube-dns.js');
 
+/** How many kube-dns processes KUBEDNS_BENCH_TRACE_GC has traced so far (each gets its own file). */
+let traced = 0;
+
 /** kube-dns with the manifest's arguments and env, ports moved to free loopback ones; waits for readiness. */
 export async function startKubeDns(m, api, configDir, extra = []) {
   const [port, healthz, metrics] = [await freePort(), await freePort(), await freePort()];
@@ -97,8 +100,8 @@ export async function startKubeDns(m, api, configDir, extra = []) {
   const NODE_OPTIONS = process.env.KUBEDNS_BENCH_NODE_OPTIONS ?? m.env.kubedns.NODE_OPTIONS;
   // KUBEDNS_BENCH_TRACE_GC=<file>: V8's line per collection (--trace-gc, which node refuses in
   // NODE_OPTIONS) into that file, its times in ms since kube-dns started: bench.mjs then prints
-  // when each of kube-dns's fixed-rate runs began and ended on the same clock, so that a slow run
-  // can be matched with the collections in it
+  // when each of kube-dns's fixed-rate runs began and ended on that clock (give or take the tens of
+  // ms node takes to start), so that a slow run can be matched with the collections in it
   const trace = process.env.KUBEDNS_BENCH_TRACE_GC;
   const fd = trace ? openSync(`${trace}.${++traced}`, 'w') : undefined;
   const startedAt = performance.now();
@@ -112,7 +115,6 @@ export async function startKubeDns(m, api, configDir, extra = []) {
   }
   return { p, port, healthz, metrics, syncMs: Date.now() - t0, startedAt };
 }
-let traced = 0;
 
 // ---------------------------------------------------------------------------------------------
 // dnsperf. Throughput: 8 clients, 500 queries outstanding. Fixed rate (-Q): up to 5,000
