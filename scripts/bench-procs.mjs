@@ -1,9 +1,10 @@
 // Processes for the bench scripts: children in their own process groups (killed however the
 // bench exits), kube-dns started with the manifest's arguments on loopback ports, and dnsperf with
 // its figures parsed. Shared by scripts/bench.mjs and scripts/bench-reliability.mjs.
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { closeSync, createReadStream, openSync, unlinkSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
@@ -21,10 +22,13 @@ const children = new Set();
 // on CPU 1 (taskset execs the command, so the pid is the server's). On two shared cores the
 // scheduler otherwise decides how much of a core each side gets, and a ratio then measures that as
 // much as the code.
-const PIN = process.env.KUBEDNS_BENCH_PIN === '1';
+export const PIN = process.env.KUBEDNS_BENCH_PIN === '1';
+/** Set by pinApart() while its series runs: dnsperf is then started on CPU 0. */
+let clientApart = false;
 
 export function start(cmd, args, opts = {}) {
   if (PIN) [cmd, args] = ['taskset', ['-c', cmd === 'dnsperf' ? '0' : '1', cmd, ...args]];
+  else if (clientApart && cmd === 'dnsperf') [cmd, args] = ['taskset', ['-c', '0', cmd, ...args]];
   const p = spawn(cmd, args, { detached: true, stdio: ['ignore', opts.stdout ?? 'ignore', opts.stderr ?? 'pipe'], env: { ...process.env, ...opts.env } });
   children.add(p);
   p.tail = '';
@@ -35,6 +39,27 @@ export function start(cmd, args, opts = {}) {
     p.tail += `\n${e.message}`;
   });
   return p;
+}
+
+/**
+ * Moves running servers (every thread of each pid) to CPU 1 and has the dnsperf runs started
+ * from now on run on CPU 0, until the returned function puts each server's threads back on the
+ * CPUs they had. For a series that shows what sharing a core with the client costs a server:
+ * the bench's judged runs leave the split of the two cores to the scheduler
+ * (docs/benchmarks.md, "The client on a core of its own"). Undefined when there is nothing to
+ * do: under KUBEDNS_BENCH_PIN=1 everything is pinned already, and one CPU cannot be split.
+ */
+export function pinApart(pids) {
+  if (PIN || availableParallelism() < 2) return undefined;
+  const taskset = (args) => execFileSync('taskset', args, { encoding: 'utf8' });
+  // "pid 123's current affinity mask: 3"
+  const masks = pids.map((pid) => /:\s*([0-9a-f,]+)\s*$/.exec(taskset(['-p', String(pid)]))[1]);
+  for (const pid of pids) taskset(['-a', '-p', '-c', '1', String(pid)]);
+  clientApart = true;
+  return () => {
+    clientApart = false;
+    pids.forEach((pid, i) => taskset(['-a', '-p', masks[i], String(pid)]));
+  };
 }
 
 export async function stop(p, graceMs = 2000) {

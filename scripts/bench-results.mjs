@@ -46,6 +46,10 @@ export function markdown(d) {
     '', `| on the mix at ${n(d.latency.rate)} qps${d.latency.atHalfMax ? ` (at half kube-dns's maximum, ${n(d.latency.halfMaxRate)} qps, the ceiling's own p99 / p99.9 were ${d.latency.atHalfMax.ceiling.p99Ms} / ${d.latency.atHalfMax.ceiling.p999Ms} ms)` : ''} | p50 / p99 / p99.9 | goal |`, '|---|---|---|',
     `| kube-dns, ${d.latency.seconds} s${d.latency.slices ? ` (${d.latency.slices} runs, taking turns with the ceiling)` : ''} | ${L(d.latency.kubedns)} | p99 ≤ 1.5x the ceiling's: ${verdict(g('p99 at'))}; p99.9 ≤ 2x: ${verdict(g('p99.9'))} |`,
     `| ceiling, ${d.latency.seconds} s${d.latency.slices ? ` (${d.latency.slices} runs)` : ''} | ${L(d.latency.ceiling)} | |`,
+    ...(d.latency.apart ? [
+      `| kube-dns, the same rate with dnsperf on CPU 0 and the servers on CPU 1 | ${L(d.latency.apart.kubedns)} | not judged: p99 ${d.latency.apart.p99Ratio}x, p99.9 ${d.latency.apart.p999Ratio}x the ceiling's |`,
+      `| ceiling, the same | ${L(d.latency.apart.ceiling)} | |`,
+    ] : []),
     `| kube-dns${d.abuse.wildcardsFlag ? ' --wildcards' : ''}, service churn, median of ${d.abuse.pairs ?? 1} runs of ${d.abuse.seconds} s | ${L(d.abuse.without)} | |`,
     `| the same with the abuser at 100 qps (runs alternate) | ${L(d.abuse.with)} | p99 ≤ 2x without the abuser: ${verdict(g('abuse'))} |`,
     ...loopRows(d, n, verdict(g('no event-loop'))),

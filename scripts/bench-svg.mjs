@@ -55,6 +55,9 @@ export function drawSvg(all) {
   const series = [
     { label: `kube-dns (${d.latency.seconds} s)`, r: d.latency.kubedns, fill: COLORS.kubedns },
     { label: `ceiling (${d.latency.seconds} s)`, r: d.latency.ceiling, fill: COLORS.ref },
+    // the same rate with dnsperf on a core of its own (reported, not judged)
+    { label: 'kube-dns, dnsperf on a core of its own (not judged)', r: d.latency.apart?.kubedns, fill: '#9f7aea' },
+    { label: 'ceiling, dnsperf on a core of its own', r: d.latency.apart?.ceiling, fill: '#cbd5e0' },
     { label: `kube-dns${d.abuse.wildcardsFlag ? ' --wildcards' : ''}, churn, no abuser (median of ${d.abuse.pairs ?? 1} × ${d.abuse.seconds} s)`, r: d.abuse.without, fill: '#63b3ed' },
     { label: 'the same with the abuser at 100 qps', r: d.abuse.with, fill: COLORS.abuse },
   ].filter((s) => s.r);

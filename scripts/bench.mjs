@@ -17,7 +17,7 @@ import { query } from '@kube-dns/dns-client';
 import { dnsmasqPath, freePort } from '@kube-dns/testkit';
 import { startAbuse } from './bench-abuse.mjs';
 import { ceilingProgram } from './bench-ceiling.cjs';
-import { dnsperf, killAllNow, manifestArgs, KUBE_DNS_BIN, pooled, sleep, start, startKubeDns, stop, TIMEOUT_S } from './bench-procs.mjs';
+import { dnsperf, killAllNow, manifestArgs, KUBE_DNS_BIN, pinApart, PIN, pooled, sleep, start, startKubeDns, stop, TIMEOUT_S } from './bench-procs.mjs';
 import { LATEST, RESULTS_DIR, writeSection } from './bench-results.mjs';
 import { drawSvg } from './bench-svg.mjs';
 import { churnOne, externalFile, mixFile, nxdomainFile, repeatedFile, SERVICES, startBenchCluster } from './bench-workloads.mjs';
@@ -273,7 +273,7 @@ async function main() {
     await dnsperf(ceiling.port, await files.repeated(), { seconds: 1 });
 
     // --- throughput: ceiling and kube-dns alternate on the same kind of file; best of the rounds
-    say('\nthroughput (dnsperf on loopback, sharing the 2 cores with the server):');
+    say(`\nthroughput (dnsperf on loopback, ${PIN ? 'on CPU 0 and the server on CPU 1' : 'sharing the 2 cores with the server'}):`);
     const samples = { repeated: { ceiling: [], kubedns: [] }, mix: { ceiling: [], kubedns: [] }, nxdomain: { ceiling: [], kubedns: [] }, tcp: { kubedns: [] } };
     for (let round = 0; round < T.rounds; round++) {
       for (const w of ['repeated', 'mix', 'nxdomain']) {
@@ -307,7 +307,7 @@ async function main() {
     // from one minute to the next (a VM shared with others), and with one 60 s run each a slow
     // spell in either run decided the ratio (docs/benchmarks.md).
     // kube-dns's event-loop delay is measured over its own runs at that rate (stallMeter).
-    const pair = async (qps) => {
+    const pair = async (qps, { meterLoop = true } = {}) => {
       const k = [];
       const c = [];
       const meter = stallMeter(kd.metrics);
@@ -315,7 +315,7 @@ async function main() {
         for (const who of i & 1 ? ['ceiling', 'kubedns'] : ['kubedns', 'ceiling']) {
           const run = async () => dnsperf(who === 'kubedns' ? kd.port : ceiling.port, await files.mix(), { seconds: T.fixed / T.slices, qps });
           const from = performance.now() - kd.startedAt;
-          if (who === 'kubedns') k.push(await meter.during(run));
+          if (who === 'kubedns') k.push(meterLoop ? await meter.during(run) : await run());
           else c.push(await run());
           if (process.env.KUBEDNS_BENCH_TRACE_GC) say(`  (${who} run ${i + 1} at ${fmt(qps)} qps: ${Math.round(from)}-${Math.round(performance.now() - kd.startedAt)} ms on kube-dns's --trace-gc clock, p99 ${(who === 'kubedns' ? k : c).at(-1).p99Ms} ms)`);
         }
@@ -360,6 +360,24 @@ async function main() {
     say(eventLoop.exported
       ? `  kube-dns's event-loop delay in its ${T.fixed} s at ${fmt(rate)} qps: ${loopText(eventLoop)}`
       : '  event-loop delay: not exported (kubedns_event_loop_delay_max_seconds is not on PROMETHEUS_PORT in this build)');
+
+    // --- the same rate with the client on a core of its own (reported, not judged): how much of
+    // the tail above is the scheduler sharing kube-dns's core with dnsperf, which a woken dnsperf
+    // takes from it (docs/benchmarks.md, "The client on a core of its own")
+    const undoPin = pinApart([kd.p.pid, ceiling.p.pid]);
+    if (undoPin) {
+      say(`\nthe same ${fmt(rate)} qps with dnsperf on CPU 0 and the servers on CPU 1 (not judged), ${T.slices} alternating runs:`);
+      let apart;
+      try {
+        apart = await pair(rate, { meterLoop: false });
+      } finally {
+        undoPin();
+      }
+      line('kube-dns', apart.kubedns);
+      line('ceiling', apart.ceiling);
+      out.latency.apart = { rate, kubedns: apart.kubedns, ceiling: apart.ceiling, p99Ratio: ratio(apart.kubedns.p99Ms, apart.ceiling.p99Ms), p999Ratio: ratio(apart.kubedns.p999Ms, apart.ceiling.p999Ms) };
+      say(`  kube-dns's p99 ${out.latency.apart.p99Ratio}x and p99.9 ${out.latency.apart.p999Ratio}x the ceiling's (sharing the cores above: ${ratio(kLat.p99Ms, cLat.p99Ms)}x and ${ratio(kLat.p999Ms, cLat.p999Ms)}x)`);
+    }
 
     // --- abuse mix (issue 9): normal clients at the same rate, without and with one abusive client
     const wildcardsFlag = /--wildcards\b/.test(await kubeDnsHelp());
