@@ -17,8 +17,10 @@
 //   ceiling+malloc  that, and a malloc heap with holes, as kube-dns's is after its sync
 //   ceiling+gcobs   that, and an observer of every garbage collection (perf_hooks)
 //   ceiling+timers  that, and kube-dns's periodic timers and event-loop delay monitor
-// For each run: dnsperf's p50 / p99 / p99.9, and from /proc the server's main thread (CPU per
-// query, time it waited for a CPU, involuntary context switches) and its other threads' CPU.
+// For each run: dnsperf's p50 / p99 / p99.9, from /proc the server's main thread (CPU per query,
+// time it waited for a CPU, involuntary context switches) and its other threads' CPU, and
+// dnsperf's own CPU per query. With KUBEDNS_BENCH_PIN=1 (scripts/bench-procs.mjs) dnsperf runs on
+// CPU 0 and the servers on CPU 1: the split without the client on the server's core.
 // How to read it: docs/benchmarks.md, "Where a tail comes from"; what it found: docs/hot-path.md,
 // "Splitting the gap".
 //   node scripts/bench-tail.mjs [--rate QPS] [--seconds S] [--rounds N] [--busy-us US] [--servers a,b,...]
@@ -80,6 +82,17 @@ function threadDelta(pid, a, b) {
   let helpersNs = 0;
   for (const [tid, t] of b) if (tid !== main && a.has(tid)) helpersNs += t.run - a.get(tid).run;
   return { mainMs: d('run') / 1e6, waitMs: d('wait') / 1e6, invol: d('invol'), helpersMs: helpersNs / 1e6 };
+}
+
+/**
+ * CPU (ms) of this process's children that have ended and been waited for: dnsperf's, read around
+ * one run (/proc/self/stat, cutime + cstime, in clock ticks of 10 ms). What the client spent on a
+ * server's replies is part of what sharing two cores with it costs.
+ */
+function childrenCpuMs() {
+  const stat = readFileSync('/proc/self/stat', 'utf8');
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(f[13]) + Number(f[14])) * 10;
 }
 
 const median = (xs) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)];
@@ -148,19 +161,21 @@ async function main() {
       for (const s of round & 1 ? [...servers].reverse() : servers) {
         const file = await mix();
         const a = threads(s.pid);
+        const c0 = childrenCpuMs();
         const r = await dnsperf(s.port, file, { seconds: SECONDS, qps: RATE });
         const t = threadDelta(s.pid, a, threads(s.pid));
+        t.clientUs = ((childrenCpuMs() - c0) * 1000) / r.samples;
         runs.get(s.name).push({ r, t });
         process.stdout.write(`  ${pad(s.name, 16)} p50 ${pad(r.p50Ms, 6)} p99 ${pad(r.p99Ms, 6)} p99.9 ${pad(r.p999Ms, 7)}` +
-          ` main thread ${(t.mainMs * 1000 / r.samples).toFixed(1)} us/query, waited ${t.waitMs.toFixed(0)} ms for a CPU, ${t.invol} involuntary switches; other threads ${t.helpersMs.toFixed(0)} ms\n`);
+          ` main thread ${(t.mainMs * 1000 / r.samples).toFixed(1)} us/query, waited ${t.waitMs.toFixed(0)} ms for a CPU, ${t.invol} involuntary switches; other threads ${t.helpersMs.toFixed(0)} ms; dnsperf ${t.clientUs.toFixed(1)} us/query\n`);
       }
     }
-    process.stdout.write('\nper server: median of the runs\' p99 (ms), pooled p50 / p99 / p99.9, and per run on average: main thread us/query, CPU wait ms, involuntary switches, other threads ms\n');
+    process.stdout.write('\nper server: median of the runs\' p99 (ms), pooled p50 / p99 / p99.9, and per run on average: main thread us/query, CPU wait ms, involuntary switches, other threads ms, dnsperf us/query\n');
     for (const [name, rs] of runs) {
       const p = pooled(rs.map((x) => x.r));
       const avg = (f) => rs.reduce((acc, x) => acc + f(x), 0) / rs.length;
       process.stdout.write(`  ${pad(name, 16)} ${pad(median(rs.map((x) => x.r.p99Ms)), 7)} ${p.p50Ms} / ${p.p99Ms} / ${p.p999Ms}` +
-        `   ${avg((x) => (x.t.mainMs * 1000) / x.r.samples).toFixed(1)} us, ${avg((x) => x.t.waitMs).toFixed(0)} ms, ${avg((x) => x.t.invol).toFixed(0)}, ${avg((x) => x.t.helpersMs).toFixed(0)} ms\n`);
+        `   ${avg((x) => (x.t.mainMs * 1000) / x.r.samples).toFixed(1)} us, ${avg((x) => x.t.waitMs).toFixed(0)} ms, ${avg((x) => x.t.invol).toFixed(0)}, ${avg((x) => x.t.helpersMs).toFixed(0)} ms, ${avg((x) => x.t.clientUs).toFixed(1)} us\n`);
     }
   } finally {
     for (const f of stops.reverse()) await f();
