@@ -47,13 +47,19 @@ export function start(cmd, args, opts = {}) {
  * CPUs they had. For a series that shows what sharing a core with the client costs a server:
  * the bench's judged runs leave the split of the two cores to the scheduler
  * (docs/benchmarks.md, "The client on a core of its own"). Undefined when there is nothing to
- * do: under KUBEDNS_BENCH_PIN=1 everything is pinned already, and one CPU cannot be split.
+ * do: under KUBEDNS_BENCH_PIN=1 everything is pinned already, one CPU cannot be split, and
+ * without taskset nothing can be moved.
  */
 export function pinApart(pids) {
   if (PIN || availableParallelism() < 2) return undefined;
-  const taskset = (args) => execFileSync('taskset', args, { encoding: 'utf8' });
-  // "pid 123's current affinity mask: 3"
-  const masks = pids.map((pid) => /:\s*([0-9a-f,]+)\s*$/.exec(taskset(['-p', String(pid)]))[1]);
+  const taskset = (args) => execFileSync('taskset', args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  let masks;
+  try {
+    // "pid 123's current affinity mask: 3"
+    masks = pids.map((pid) => /:\s*([0-9a-f,]+)\s*$/.exec(taskset(['-p', String(pid)]))[1]);
+  } catch {
+    return undefined; // no taskset (util-linux) here
+  }
   for (const pid of pids) taskset(['-a', '-p', '-c', '1', String(pid)]);
   clientApart = true;
   return () => {
