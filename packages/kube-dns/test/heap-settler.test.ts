@@ -207,3 +207,16 @@ test('traffic that comes back after a quiet spell is not paused by a collection 
   await sleep(2500);
   assert.equal(h.full.length, 1, 'collected at the first idle look after the traffic');
 });
+
+test('a collection run at once (the initial sync completing) while the settler watches the loop is not followed by a second', { timeout: 20_000 }, async (t) => {
+  const h = standInHeap();
+  const s = settleHeap({ everyMs: 200, confirmMs: 400, fullGcEveryMs: 5000, heap: h.heap });
+  t.after(() => s.stop());
+  await sleep(300);
+  h.sizes.oldSize = 16 * MiB;
+  await sleep(250); // the settler's look at ~400 ms finds it grown and watches the loop till ~800 ms
+  s.collectNow(); // main.ts, when the initial sync completes
+  h.sizes.oldSize = 16 * MiB; // and what the sync kept is still there
+  await sleep(900);
+  assert.equal(h.full.length, 1, 'one full collection, not two atomic pauses within half a second');
+});

@@ -159,6 +159,8 @@ export function settleHeap(opts: HeapSettlerOptions = {}): HeapSettler {
         const from = performance.eventLoopUtilization();
         confirming = setTimeout(() => {
           confirming = undefined;
+          // collectNow() may have run meanwhile (the initial sync completing): never two back to back
+          if (performance.now() - lastFull < fullEvery) return;
           const recent = performance.eventLoopUtilization(performance.eventLoopUtilization(), from).utilization;
           if (recent >= idle) {
             opts.log?.debug({ oldSpaceBytes: before.oldSize, busy: recent }, 'old space collection put off: traffic came back');
