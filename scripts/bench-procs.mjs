@@ -60,12 +60,18 @@ export function pinApart(pids) {
   } catch {
     return undefined; // no taskset (util-linux) here
   }
-  for (const pid of pids) taskset(['-a', '-p', '-c', '1', String(pid)]);
-  clientApart = true;
-  return () => {
+  const undo = () => {
     clientApart = false;
     pids.forEach((pid, i) => taskset(['-a', '-p', masks[i], String(pid)]));
   };
+  try {
+    for (const pid of pids) taskset(['-a', '-p', '-c', '1', String(pid)]);
+  } catch (e) {
+    undo(); // none of the bench's later runs may find a server left pinned
+    throw e;
+  }
+  clientApart = true;
+  return undo;
 }
 
 export async function stop(p, graceMs = 2000) {
