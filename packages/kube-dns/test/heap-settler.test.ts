@@ -9,7 +9,7 @@ import { spawn } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { clusterIPService, freePort, startFakeApiServer } from '@kube-dns/testkit';
-import { settleHeap, type HeapSizes } from '../src/runtime/heap-settler.js';
+import { settleHeap, type HeapSettlerOptions, type HeapSizes } from '../src/runtime/heap-settler.js';
 import { manifestNodeOptions } from './pod-through-dnsmasq.js';
 
 const BIN = fileURLToPath(new URL('../../bin/kube-dns.js', import.meta.url));
@@ -139,6 +139,14 @@ function standInHeap() {
   };
 }
 
+/** A settler with these options on a stand-in heap, stopped with the test: the heap, its collections and the settler. */
+function settlerOnStandIn(t: TestContext, opts: Omit<HeapSettlerOptions, 'heap'>) {
+  const h = standInHeap();
+  const s = settleHeap({ ...opts, heap: h.heap });
+  t.after(() => s.stop());
+  return { ...h, settler: s };
+}
+
 /**
  * Keeps this thread's event loop busy about a fifth of the time until stopped; returns its
  * utilization meanwhile. Each tick busy-waits 0.2 of the time the loop was free since the last
@@ -161,9 +169,7 @@ function busyFifth() {
 }
 
 test('the old space is collected once the loop is idle', { timeout: 20_000 }, async (t) => {
-  const h = standInHeap();
-  const s = settleHeap({ everyMs: 200, confirmMs: 100, fullGcEveryMs: 0, heap: h.heap });
-  t.after(() => s.stop());
+  const h = settlerOnStandIn(t, { everyMs: 200, confirmMs: 100, fullGcEveryMs: 0 });
   await sleep(300); // a first look: the least the old space was
   h.sizes.oldSize = 16 * MiB; // a flood left 6 MiB
   await sleep(1000);
@@ -171,9 +177,7 @@ test('the old space is collected once the loop is idle', { timeout: 20_000 }, as
 });
 
 test('a loop a fifth busy (moderate traffic) is not paused by a full collection, however long it lasts', { timeout: 20_000 }, async (t) => {
-  const h = standInHeap();
-  const s = settleHeap({ everyMs: 200, confirmMs: 100, fullGcEveryMs: 0, heap: h.heap });
-  t.after(() => s.stop());
+  const h = settlerOnStandIn(t, { everyMs: 200, confirmMs: 100, fullGcEveryMs: 0 });
   await sleep(300);
   const stopBusy = busyFifth();
   h.sizes.oldSize = 16 * MiB;
@@ -188,13 +192,11 @@ test('a loop a fifth busy (moderate traffic) is not paused by a full collection,
 });
 
 test('traffic that comes back after a quiet spell is not paused by a collection decided during the spell', { timeout: 20_000 }, async (t) => {
-  const h = standInHeap();
   const t0 = performance.now();
   // looks at 1,000 and 2,000 ms; the traffic comes back 250 ms before the second, whose period
   // (1,000-2,000 ms) was then mostly idle (as in the bench: kube-dns's run began 0.26 s before an
   // 18 ms collection, after 10 s of silence)
-  const s = settleHeap({ everyMs: 1000, confirmMs: 600, fullGcEveryMs: 0, heap: h.heap });
-  t.after(() => s.stop());
+  const h = settlerOnStandIn(t, { everyMs: 1000, confirmMs: 600, fullGcEveryMs: 0 });
   await sleep(1300);
   h.sizes.oldSize = 16 * MiB;
   await sleep(1750 - (performance.now() - t0));
@@ -209,13 +211,11 @@ test('traffic that comes back after a quiet spell is not paused by a collection 
 });
 
 test('a collection run at once (the initial sync completing) while the settler watches the loop is not followed by a second', { timeout: 20_000 }, async (t) => {
-  const h = standInHeap();
-  const s = settleHeap({ everyMs: 200, confirmMs: 400, fullGcEveryMs: 5000, heap: h.heap });
-  t.after(() => s.stop());
+  const h = settlerOnStandIn(t, { everyMs: 200, confirmMs: 400, fullGcEveryMs: 5000 });
   await sleep(300);
   h.sizes.oldSize = 16 * MiB;
   await sleep(250); // the settler's look at ~400 ms finds it grown and watches the loop till ~800 ms
-  s.collectNow(); // main.ts, when the initial sync completes
+  h.settler.collectNow(); // main.ts, when the initial sync completes
   h.sizes.oldSize = 16 * MiB; // and what the sync kept is still there
   await sleep(900);
   assert.equal(h.full.length, 1, 'one full collection, not two atomic pauses within half a second');
