@@ -12,6 +12,8 @@ command -v promtool >/dev/null 2>&1 && command -v prometheus >/dev/null 2>&1 || 
 # zone transfer tests: BIND's named as a real secondary (bind9) and dig as the client (bind9-dnsutils)
 [ -x /usr/sbin/named ] || command -v named >/dev/null 2>&1 || need+=(bind9)
 command -v dig >/dev/null 2>&1 || need+=(bind9-dnsutils)
+# the images' preload (images/preload/build.sh, part of the build): a C compiler and libc's headers
+command -v cc >/dev/null 2>&1 && [ -f /usr/include/link.h ] || need+=(gcc libc6-dev)
 if [ "${1:-}" = "--with-bench" ]; then command -v dnsperf >/dev/null 2>&1 || need+=(dnsperf); fi
 # The images (scripts/images.sh) and their end-to-end test: podman with runc (crun cannot run on
 # a hybrid cgroup layout), buildah for its builds, mmdebstrap for the Debian base, uidmap,
