@@ -65,7 +65,7 @@ NODE_MAJOR=$(sed -n 's/^ARG NODE_MAJOR=\([0-9]*\)$/\1/p' images/Dockerfile)
 [ -n "$NODE_MAJOR" ] || { echo "images.sh: no 'ARG NODE_MAJOR=<n>' line in images/Dockerfile" >&2; exit 1; }
 mkdir -p "$CACHE"
 
-# 1. The bundles: the production build of this checkout.
+# 1. The bundles and the preload: the production build of this checkout.
 for b in "${IMAGES[@]}"; do
   if [ ! -f "packages/$b/bundle/$b.cjs" ] || [ -n "$(find packages/*/src packages/*/package.json -newer "packages/$b/bundle/$b.cjs" -print -quit 2>/dev/null)" ]; then
     say "npm run build (packages/$b/bundle/$b.cjs missing or older than the sources)"
@@ -73,6 +73,11 @@ for b in "${IMAGES[@]}"; do
     break
   fi
 done
+preload=images/preload/bundle/drop-symbol-tables.so
+if [ ! -f "$preload" ] || [ images/preload/drop-symbol-tables.c -nt "$preload" ]; then
+  say "images/preload/build.sh ($preload missing or older than its source)"
+  sh images/preload/build.sh
+fi
 
 # 2. Debian bookworm minbase with what the pod runs besides Node.js (libatomic1: Node.js >= 25
 #    links it), from Debian's archive with the security and point-release updates. Cached by

@@ -136,3 +136,24 @@ test('the run-time filesystem: node, dnsmasq, tini and sleep from the build base
   const uid = container('kubedns').securityContext.runAsUser as number;
   assert.match(script, new RegExp(`^kube-dns:x:${uid}:${uid}:`, 'm'), 'the manifest user has a passwd entry');
 });
+
+test('the preload: built with the bundles, in the run-time filesystem, LD_PRELOAD of every image', () => {
+  const { stages } = parse(DOCKERFILE);
+  const so = 'images/preload/bundle/drop-symbol-tables.so';
+  assert.match(pkgJson.scripts['build'] ?? '', /\bimages\/preload\/build\.sh\b/, 'npm run build compiles it');
+  // the registry way compiles it in the build stage (which has no compiler of its own), the
+  // podman way takes the host's from the context
+  const build = stages.get('build')!.lines;
+  assert.ok(build.some((l) => /apt-get install .*\bgcc\b.*\blibc6-dev\b/.test(l)), 'the build stage gets a C compiler');
+  assert.ok(build.indexOf('COPY images/preload/ images/preload/') >= 0 && build.indexOf('COPY images/preload/ images/preload/') < build.indexOf('RUN npm run build'));
+  assert.ok(stages.get('context')!.lines.includes('COPY images/preload/bundle/ /app/images/preload/bundle/'));
+  const copy = stages.get('rootfs')!.lines.find((l) => l.startsWith(`COPY --from=bundles /app/${so} /rootfs/`));
+  assert.ok(copy, 'rootfs copies the library from the bundles');
+  const inImage = copy.split(' ').at(-1)!.slice('/rootfs'.length);
+  for (const { pkg } of IMAGES) {
+    const env = targetLines(stages, pkg).filter((l) => l.startsWith('ENV '));
+    assert.ok(env.includes(`ENV LD_PRELOAD=${inImage}`), `${pkg}: LD_PRELOAD=${inImage}`);
+  }
+  // the manifest leaves it to the images
+  for (const c of deployment.spec.template.spec.containers as Obj[]) assert.ok(!(c.env ?? []).some((e: Obj) => e.name === 'LD_PRELOAD'), `${c.name}: no LD_PRELOAD of its own`);
+});

@@ -351,6 +351,28 @@ test('images: the kube-dns pod of manifests/kube-dns.yaml runs from the built im
       t.diagnostic(lines.join('\n'));
     });
 
+    await t.test('every node process runs with the images\' preload: its symbol tables are not resident (docs/footprint.md)', async () => {
+      const lines: string[] = [];
+      for (const c of containers) {
+        const top = Number(await podman('inspect', '--format', '{{.State.Pid}}', ctr(c.name)));
+        // the container's first process and its children (the nanny's image: tini, then node)
+        const children = (pid: number) => readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+        const node = [top, ...children(top)].find((pid) => readlinkSync(`/proc/${pid}/exe`).endsWith('/usr/local/bin/node'));
+        assert.ok(node, `${c.name}: a node process`);
+        assert.match(readFileSync(`/proc/${node}/maps`, 'utf8'), /\/usr\/local\/lib\/kube-dns\/drop-symbol-tables\.so$/m, `${c.name}: the library is loaded`);
+        // the binary's first mapping: its read-only segment with the dynamic symbol tables
+        const smaps = readFileSync(`/proc/${node}/smaps`, 'utf8');
+        const first = /^([0-9a-f]+)-([0-9a-f]+) r--p 00000000 \S+ \d+\s+\S*\/usr\/local\/bin\/node\n(?:.*\n)*?Rss:\s+(\d+) kB/m.exec(smaps);
+        assert.ok(first, `${c.name}: node's first mapping`);
+        const sizeKb = (parseInt(first[2]!, 16) - parseInt(first[1]!, 16)) / 1024;
+        const rssKb = Number(first[3]);
+        assert.ok(sizeKb > 3000, `${c.name}: node's tables are megabytes (${sizeKb} KB)`);
+        assert.ok(rssKb < sizeKb / 3, `${c.name}: ${rssKb} of ${sizeKb} KB of node's symbol tables resident`);
+        lines.push(`${c.name}: ${rssKb} of ${sizeKb} KB of node's symbol tables resident`);
+      }
+      t.diagnostic(lines.join('\n'));
+    });
+
     await t.test('SIGTERM: every container stops cleanly within the grace period', async () => {
       const grace = String(spec.terminationGracePeriodSeconds ?? 30);
       await Promise.all(containers.map((c) => podman('stop', '-t', grace, ctr(c.name))));
