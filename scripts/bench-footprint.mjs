@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // The pod's memory, as the manifest runs it (docs/footprint.md):
 //   1. the pod: kube-dns, dnsmasq-nanny with a real dnsmasq, and the sidecar, each with its
-//      image's node flags (images/Dockerfile's ENTRYPOINT) and its
+//      image's node flags (images/Dockerfile's ENTRYPOINT) and env (scripts/image-env.mjs), its
 //      container's arguments and env from manifests/kube-dns.yaml (ports moved to free loopback
 //      ports, paths to a temp dir), the testkit's fake API server; RSS of every process after
 //      6 s of ~2,000 qps through dnsmasq, with 10 and with 10,000 services;
@@ -21,6 +21,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import yaml from 'js-yaml';
+import { imageEnv } from './image-env.mjs';
 import { query } from '@kube-dns/dns-client';
 import { clusterIPService, dnsmasqPath, endpointSlice, freePort, headlessService, startFakeApiServer } from '@kube-dns/testkit';
 
@@ -45,9 +46,11 @@ const pod = docs.find((d) => d?.kind === 'Deployment' && d.metadata.name === 'ku
 const container = (name) => pod.containers.find((c) => c.name === name);
 /** What the downward API would give the pod (the env entries with valueFrom). */
 const DOWNWARD = { 'metadata.name': 'kube-dns-footprint', 'metadata.namespace': 'kube-system', 'metadata.uid': '00000000-0000-4000-8000-000000000000', 'spec.nodeName': 'bench' };
-/** The container's env as the kubelet sets it, on top of ours (PATH etc.). */
+/** The container's env as the kubelet sets it: over the image's (LD_PRELOAD, ...), on top of ours (PATH etc.). */
+const IMAGE_ENV = imageEnv();
 const envOf = (name, overrides = {}) => ({
   ...process.env,
+  ...IMAGE_ENV,
   ...Object.fromEntries((container(name).env ?? []).map((e) => [e.name, e.value ?? DOWNWARD[e.valueFrom?.fieldRef?.fieldPath] ?? ''])),
   ...overrides,
 });
@@ -330,7 +333,7 @@ async function main() {
   results.bareNodeMb = r1(await rssMb(bare.pid));
   bare.kill();
 
-  say('footprint: RSS (MB) of each process of the pod, the manifest\'s arguments and env, after 6 s of 2,000 qps through dnsmasq');
+  say('footprint: RSS (MB) of each process of the pod, the manifest\'s arguments and env over the images\' (LD_PRELOAD: images/preload), after 6 s of 2,000 qps through dnsmasq');
   const nodeDir = await mkdtemp(join(tmpdir(), 'footprint-node-'));
   podNode = join(nodeDir, 'node');
   await copyFile(process.execPath, podNode);

@@ -10,6 +10,7 @@ import { performance } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
 import { freePort } from '@kube-dns/testkit';
 import yaml from 'js-yaml';
+import { imageEnv } from './image-env.mjs';
 
 const root = new URL('..', import.meta.url).pathname;
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -103,11 +104,13 @@ export async function manifestArgs() {
     return c;
   };
   // the container's env entries with a literal value (NODE_OPTIONS, MALLOC_TRIM_THRESHOLD_, ...;
-  // not the Downward API ones): the processes run as the manifest runs them
+  // not the Downward API ones) over the image's (LD_PRELOAD, ...): the processes run as the
+  // manifest and the images run them
+  const image = imageEnv();
   const envOf = (name) => {
     const env = Object.fromEntries((container(name).env ?? []).filter((e) => e.value !== undefined).map((e) => [e.name, String(e.value)]));
     if (env.NODE_OPTIONS === undefined) throw new Error(`manifests/kube-dns.yaml: no NODE_OPTIONS for container ${name}`);
-    return env;
+    return { ...image, ...env };
   };
   const args = (name) => container(name).args.map(String);
   const dnsmasq = args('dnsmasq');
