@@ -58,7 +58,7 @@ s.bind(Number(process.argv[1]), '127.0.0.1', () => process.stderr.write('ready')
  * Code run before the ceiling starts, for scripts/bench-tail.mjs's variants: each gives the
  * ceiling one thing kube-dns's process has and the ceiling has not, to see which of them carries
  * the process's share of the tail. Started with kube-dns's env from the manifest (NODE_OPTIONS,
- * MALLOC_TRIM_THRESHOLD_) in every variant.
+ * MALLOC_TRIM_THRESHOLD_) over the images' (LD_PRELOAD, NODE_ENV) in every variant.
  *   env     the V8 flag kube-dns sets at start (runtime/scavenge.ts), which NODE_OPTIONS cannot
  *   heap    env, and a heap about kube-dns's with 2,000 Services held for the process's life
  *           (60,000 small records in a Map: an old space of about 14 MB, against the 11-13 MB

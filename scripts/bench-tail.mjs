@@ -11,8 +11,10 @@
 //   kd-process+busy kd-process spending --busy-us per query before it answers (named in --servers):
 //                   what the CPU of kube-dns's answering alone costs, in kube-dns's own process
 // and, named in --servers, the ceiling given one thing of kube-dns's process at a time
-// (scripts/bench-ceiling.cjs, CEILING_PRELUDES), all under kube-dns's env from the manifest:
-//   ceiling+env     kube-dns's NODE_OPTIONS, MALLOC_TRIM_THRESHOLD_ and --no-parallel-scavenge
+// (scripts/bench-ceiling.cjs, CEILING_PRELUDES), all under kube-dns's env from the manifest
+// over the images' (scripts/image-env.mjs):
+//   ceiling+env     kube-dns's NODE_OPTIONS, MALLOC_TRIM_THRESHOLD_, the images' LD_PRELOAD and
+//                   --no-parallel-scavenge
 //   ceiling+heap    that, and a zone-sized heap held for the process's life
 //   ceiling+malloc  that, and a malloc heap with holes, as kube-dns's is after its sync
 //   ceiling+gcobs   that, and an observer of every garbage collection (perf_hooks)
