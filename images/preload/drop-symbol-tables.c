@@ -5,15 +5,16 @@
  * tables (.gnu.hash, .dynsym, .dynstr) are 4-7 MB. The dynamic loader reads them once, to bind
  * the symbols of the libraries node uses, and the kernel maps the pages around each read
  * (fault-around), so nearly all of them stay in the process's resident set: 4-6 MB of every node
- * process, a seventh of a bare one. When the program was linked to bind every symbol at start
- * (BIND_NOW, as node is), nothing reads them again.
+ * process, a tenth to a seventh of a bare one. When the program was linked to bind every symbol
+ * at start (BIND_NOW, as node is), nothing reads them again.
  *
  * This constructor runs after the loader has bound everything and drops those pages from the
  * process's page tables (madvise MADV_DONTNEED). They are clean pages of the binary's file, in a
  * read-only segment: nothing is lost, the kernel's page cache keeps them (shared by every process
  * of the binary), and a later reader (dlsym, an addon's dlopen, a debugger) faults them back in.
- * It writes nothing and does nothing for a program bound lazily (dnsmasq, tini, sleep), for a
- * table outside a read-only segment, or when KUBE_DNS_KEEP_SYMBOL_TABLES is set.
+ * It writes nothing, and does nothing for a program bound lazily (sleep in the images), for
+ * tables outside a read-only segment, or when KUBE_DNS_KEEP_SYMBOL_TABLES is set. (dnsmasq is
+ * bound at start too: its tables are a page.)
  * docs/footprint.md, "The dynamic loader's tables", has the figures.
  */
 #define _GNU_SOURCE
