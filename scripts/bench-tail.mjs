@@ -69,7 +69,9 @@ function threads(pid) {
       const [run, wait] = readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ').map(Number);
       const status = readFileSync(`/proc/${pid}/task/${tid}/status`, 'utf8');
       const invol = Number(/nonvoluntary_ctxt_switches:\s+(\d+)/.exec(status)[1]);
-      out.set(tid, { run, wait, invol });
+      // moves to another CPU (the scheduler's count; a moved thread finds its caches cold)
+      const migr = Number(/se\.nr_migrations\s+:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/task/${tid}/sched`, 'utf8'))?.[1] ?? NaN);
+      out.set(tid, { run, wait, invol, migr });
     } catch {
       /* the thread ended meanwhile */
     }
@@ -83,7 +85,7 @@ function threadDelta(pid, a, b) {
   const d = (k) => b.get(main)[k] - a.get(main)[k];
   let helpersNs = 0;
   for (const [tid, t] of b) if (tid !== main && a.has(tid)) helpersNs += t.run - a.get(tid).run;
-  return { mainMs: d('run') / 1e6, waitMs: d('wait') / 1e6, invol: d('invol'), helpersMs: helpersNs / 1e6 };
+  return { mainMs: d('run') / 1e6, waitMs: d('wait') / 1e6, invol: d('invol'), migr: d('migr'), helpersMs: helpersNs / 1e6 };
 }
 
 /**
@@ -169,15 +171,15 @@ async function main() {
         t.clientUs = ((childrenCpuMs() - c0) * 1000) / r.samples;
         runs.get(s.name).push({ r, t });
         process.stdout.write(`  ${pad(s.name, 16)} p50 ${pad(r.p50Ms, 6)} p99 ${pad(r.p99Ms, 6)} p99.9 ${pad(r.p999Ms, 7)}` +
-          ` main thread ${(t.mainMs * 1000 / r.samples).toFixed(1)} us/query, waited ${t.waitMs.toFixed(0)} ms for a CPU, ${t.invol} involuntary switches; other threads ${t.helpersMs.toFixed(0)} ms; dnsperf ${t.clientUs.toFixed(1)} us/query\n`);
+          ` main thread ${(t.mainMs * 1000 / r.samples).toFixed(1)} us/query, waited ${t.waitMs.toFixed(0)} ms for a CPU, ${t.invol} involuntary switches, ${t.migr} moves to another CPU; other threads ${t.helpersMs.toFixed(0)} ms; dnsperf ${t.clientUs.toFixed(1)} us/query\n`);
       }
     }
-    process.stdout.write('\nper server: median of the runs\' p99 (ms), pooled p50 / p99 / p99.9, and per run on average: main thread us/query, CPU wait ms, involuntary switches, other threads ms, dnsperf us/query\n');
+    process.stdout.write('\nper server: median of the runs\' p99 (ms), pooled p50 / p99 / p99.9, and per run on average: main thread us/query, CPU wait ms, involuntary switches, moves to another CPU, other threads ms, dnsperf us/query\n');
     for (const [name, rs] of runs) {
       const p = pooled(rs.map((x) => x.r));
       const avg = (f) => rs.reduce((acc, x) => acc + f(x), 0) / rs.length;
       process.stdout.write(`  ${pad(name, 16)} ${pad(median(rs.map((x) => x.r.p99Ms)), 7)} ${p.p50Ms} / ${p.p99Ms} / ${p.p999Ms}` +
-        `   ${avg((x) => (x.t.mainMs * 1000) / x.r.samples).toFixed(1)} us, ${avg((x) => x.t.waitMs).toFixed(0)} ms, ${avg((x) => x.t.invol).toFixed(0)}, ${avg((x) => x.t.helpersMs).toFixed(0)} ms, ${avg((x) => x.t.clientUs).toFixed(1)} us\n`);
+        `   ${avg((x) => (x.t.mainMs * 1000) / x.r.samples).toFixed(1)} us, ${avg((x) => x.t.waitMs).toFixed(0)} ms, ${avg((x) => x.t.invol).toFixed(0)}, ${avg((x) => x.t.migr).toFixed(0)}, ${avg((x) => x.t.helpersMs).toFixed(0)} ms, ${avg((x) => x.t.clientUs).toFixed(1)} us\n`);
     }
   } finally {
     for (const f of stops.reverse()) await f();
