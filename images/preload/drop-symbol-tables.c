@@ -13,7 +13,8 @@
  * read-only segment: nothing is lost, the kernel's page cache keeps them (shared by every process
  * of the binary), and a later reader (dlsym, an addon's dlopen, a debugger) faults them back in.
  * It writes nothing, and does nothing for a program bound lazily (sleep in the images), for
- * tables outside a read-only segment, or when KUBE_DNS_KEEP_SYMBOL_TABLES is set. (dnsmasq is
+ * tables outside a read-only segment, or when KUBE_DNS_KEEP_SYMBOL_TABLES is set (to anything but
+ * 0 or false). (dnsmasq is
  * bound at start too: its tables are a page.)
  * docs/footprint.md, "The dynamic loader's tables", has the figures.
  */
@@ -22,6 +23,8 @@
 #include <link.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
+#include <strings.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -80,8 +83,13 @@ static int drop_main_program_tables(struct dl_phdr_info *info, size_t size, void
   return 1; /* the main program comes first: stop there */
 }
 
+/* KUBE_DNS_KEEP_SYMBOL_TABLES: any value but empty, "0" and "false" keeps the tables. */
+static int keep_tables(void) {
+  const char *v = getenv("KUBE_DNS_KEEP_SYMBOL_TABLES");
+  return v != NULL && *v != '\0' && strcmp(v, "0") != 0 && strcasecmp(v, "false") != 0;
+}
+
 __attribute__((constructor)) static void drop_symbol_tables(void) {
-  const char *keep = getenv("KUBE_DNS_KEEP_SYMBOL_TABLES");
-  if (keep && *keep) return;
+  if (keep_tables()) return;
   dl_iterate_phdr(drop_main_program_tables, NULL);
 }

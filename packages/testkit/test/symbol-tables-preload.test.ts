@@ -61,6 +61,11 @@ test('the images\' preload: node works as without it, and its symbol tables leav
     dropped.push(await runWith({ LD_PRELOAD: PRELOAD }));
   }
   const plain = await runWith({});
+  // an operator's "off" for the switch does not keep them
+  for (const off of ['0', 'false', '']) {
+    const r = await runWith({ LD_PRELOAD: PRELOAD, KUBE_DNS_KEEP_SYMBOL_TABLES: off });
+    assert.ok(r.tablesKb < plain.tablesKb / 3, `KUBE_DNS_KEEP_SYMBOL_TABLES=${off}: ${r.tablesKb} of ${plain.tablesKb} KB resident`);
+  }
   for (const r of [...kept, ...dropped]) assert.deepEqual(r.work, plain.work, 'the same HTTP, UDP, child process and crypto results');
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[1]!;
   const keptTables = median(kept.map((r) => r.tablesKb));
