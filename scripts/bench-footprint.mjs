@@ -21,7 +21,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import yaml from 'js-yaml';
-import { imageEnv } from './image-env.mjs';
+import { imageEnv, imageFlags } from './image-env.mjs';
 import { query } from '@kube-dns/dns-client';
 import { clusterIPService, dnsmasqPath, endpointSlice, freePort, headlessService, startFakeApiServer } from '@kube-dns/testkit';
 
@@ -58,18 +58,6 @@ const limitMb = (name) => {
   const q = container(name).resources?.limits?.memory;
   return q ? Number(/^(\d+)Mi$/.exec(q)?.[1]) : undefined;
 };
-
-/**
- * The V8 flags the image's ENTRYPOINT gives node (images/Dockerfile, target `image`): those node
- * refuses in NODE_OPTIONS live there, and the bench runs what the images run.
- */
-const dockerfile = await readFile(join(root, 'images/Dockerfile'), 'utf8');
-function imageFlags(image) {
-  const stage = dockerfile.split(/^FROM /m).find((s) => new RegExp(`^\\S+ AS ${image}\\n`).test(s));
-  const entry = JSON.parse(/^ENTRYPOINT (\[.*\])$/m.exec(stage ?? '')?.[1] ?? 'null');
-  if (!entry) throw new Error(`images/Dockerfile: no ENTRYPOINT for ${image}`);
-  return entry.slice(entry.indexOf('/usr/local/bin/node') + 1, -1);
-}
 
 // --- processes ---------------------------------------------------------------------------------
 
