@@ -31,6 +31,8 @@ async function build(dir) {
   const { DnsHandler } = await import(url('src/server/handler.js'));
   const { KubeDnsMetrics } = await import(url('src/http/metrics.js'));
   const F = await import(url('test/resolve-fixtures.js'));
+  // the byte-level negative answers, wired as app.ts does, in trees that have them
+  const { AbsentNames } = await import(url('src/resolve/absent.js')).catch(() => ({}));
   const zone = new Zone();
   const services = [];
   const ptr = [];
@@ -53,6 +55,7 @@ async function build(dir) {
   const handler = new DnsHandler({
     zone,
     resolve: (n, t, l) => resolve(zone, n, t, opts, l),
+    ...(AbsentNames && { absent: new AbsentNames(opts, zone.presence) }),
     forwarder: { forward: async () => undefined },
     isSynced: () => true,
     log: silentLogger(),

@@ -19,6 +19,7 @@ import { loadKubeConfig } from './kube/kubeconfig.js';
 import { KubeSync, type KubeSyncOptions } from './kube/sync.js';
 import { Zone } from './records/zone.js';
 import type { ZoneWriter } from './records/types.js';
+import { AbsentNames } from './resolve/absent.js';
 import { resolve } from './resolve/resolve.js';
 import type { ResolveOptions } from './resolve/types.js';
 import { DnsHandler } from './server/handler.js';
@@ -222,6 +223,7 @@ export async function startKubeDns(o: KubeDnsOptions, x: StartExtras): Promise<K
     cacheEntries: o.responseCacheEntries,
     cacheBytes: o.responseCacheBytes,
     ...(autopath && { autopath }),
+    absent: new AbsentNames(resolveOpts, zone.presence),
     transfer: {
       answer: (query, q, transport, address) => (transfer ? transfer.answer(query, q, transport, address) : encodeRcode(query, q, RCODE.REFUSED)),
     },

@@ -10,6 +10,7 @@ import { buildHeadlessView, type HeadlessView } from './headless.js';
 import { samePodIps, sameService, sameSlice } from './equal.js';
 import { joinKey } from './names.js';
 import { ReverseIndex } from './reverse-index.js';
+import { PresenceIndex } from './presence-index.js';
 import type { EndpointSliceInfo, GenerationCell, PodInfo, ServiceInfo, ServiceKind, ZoneReader, ZoneWriter } from './types.js';
 
 /** The gen of a ServiceEntry that is no longer the service's current one. */
@@ -105,6 +106,8 @@ export class Zone implements ZoneWriter, ZoneReader {
   private readonly kinds: Record<ServiceKind, number> = { ClusterIP: 0, Headless: 0, ExternalName: 0 };
   private serviceCount = 0;
   private endpointCount = 0;
+  /** Which services and namespaces may exist, read from a question's bytes (resolve/absent.ts). */
+  readonly presence = new PresenceIndex(() => this.serviceKeys());
 
   constructor(o: ZoneOptions = {}) {
     // without --wildcards nothing reads these: at 100,000 Services they were about 10 MB
@@ -152,7 +155,10 @@ export class Zone implements ZoneWriter, ZoneReader {
       if (byName !== s.namespace) names.set(s.name, new Set([byName, s.namespace]));
     } else byName.add(s.namespace);
     if (old) this.kinds[old.info.kind]--;
-    else this.serviceCount++;
+    else {
+      this.serviceCount++;
+      this.presence.add(s.namespace, s.name);
+    }
     this.kinds[s.kind]++;
     this.indexReverse(key, s, +1);
     this.touch(s.namespace, s.name);
@@ -177,6 +183,7 @@ export class Zone implements ZoneWriter, ZoneReader {
     }
     this.kinds[old.info.kind]--;
     this.serviceCount--;
+    this.presence.remove(namespace, name);
     this.touch(namespace, name);
   }
 
@@ -266,6 +273,11 @@ export class Zone implements ZoneWriter, ZoneReader {
 
   servicesIn(namespace: string): IterableIterator<ServiceEntry> {
     return (this.services.get(namespace) ?? new Map<string, ServiceEntry>()).values();
+  }
+
+  /** [namespace, name] of every service (what the presence index counts when it rebuilds). */
+  private *serviceKeys(): IterableIterator<readonly [string, string]> {
+    for (const [namespace, names] of this.services) for (const name of names.keys()) yield [namespace, name];
   }
 
   /** Every service, namespace by namespace (lazily: a bounded walk stops early at no extra cost). */

@@ -8,6 +8,7 @@ import type { Logger } from '@kube-dns/config';
 import type { Transport } from '@kube-dns/dns-client';
 import { buildQuery } from '@kube-dns/dns-client';
 import type { Autopath, AutopathAnswer } from '../autopath/autopath.js';
+import type { AbsentNames } from '../resolve/absent.js';
 import type { ZoneReader } from '../records/types.js';
 import type { Resolution } from '../resolve/types.js';
 import { encodeNegative, encodeRcode, encodeReply, fitRelayed, rcodeNumber, replyLimit } from './encode.js';
@@ -59,6 +60,12 @@ export interface HandlerOptions {
   queryLog?: QueryLogSink;
   /** --autopath (autopath/autopath.ts): completes a pod's search path on NXDOMAIN. */
   autopath?: Autopath;
+  /**
+   * The names resolve() would answer NXDOMAIN that can be told from the question's bytes
+   * (resolve/absent.ts): answered without building the name or resolving it. Not used with
+   * autopath, nor before the first sync.
+   */
+  absent?: AbsentNames;
   /** --transfer-to (transfer/transfer.ts); without it every AXFR/IXFR is REFUSED. */
   transfer?: { answer(query: Buffer, q: ParsedQuery, transport: Transport, address: string | undefined): Buffer };
   /** Malformed queries answered per second at most; the rest are dropped (server/malformed.ts). */
@@ -86,8 +93,15 @@ export class DnsHandler {
   /** Whether the last reply done() saw came from the cache (read by the query log right after a sync answer). */
   private lastHit = false;
 
+  /** opts.absent, unless autopath is on (its NXDOMAIN depends on who asks). */
+  private readonly absent: AbsentNames | undefined;
+  /** The metrics' system of a cluster name's negative answer: 'reverse' only for a zone under arpa. */
+  private readonly negativeSystem: System;
+
   constructor(private readonly opts: HandlerOptions) {
     this.cache = new ResponseCache(opts.zone, opts.cacheEntries, opts.cacheBytes);
+    this.absent = opts.autopath ? undefined : opts.absent;
+    this.negativeSystem = opts.absent && isArpa(opts.absent.zone) ? 'reverse' : 'auth';
     this.malformed = new MalformedQueries(opts.malformedRepliesPerSecond);
   }
 
@@ -142,6 +156,12 @@ export class DnsHandler {
     if (hit) return this.done(q, rotateAnswers(hit), transport, started, 'auth', true);
 
     if (q.qclass !== CLASS_IN) return this.done(q, encodeRcode(query, q, RCODE.REFUSED), transport, started, 'auth', false);
+    const absent = this.absent;
+    if (absent && absent.isAbsent(query, q.nameOffset) && this.opts.isSynced()) {
+      // a search-path expansion, most of a cluster's traffic: no string, no lookup, no Resolution
+      const neg = encodeNegative(query, q, RCODE.NXDOMAIN, true, absent.soa, limit);
+      if (neg) return this.done(q, neg, transport, started, this.negativeSystem, false);
+    }
     const qtype = qtypeName(q.qtype);
     const r = this.opts.resolve(q.name, qtype, q.lname);
     const system = r.cluster && isArpa(q.lname) ? 'reverse' : r.cluster ? 'auth' : 'recursive';
