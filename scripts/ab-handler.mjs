@@ -11,6 +11,9 @@
 // (cold: 4 MiB of other memory written between two queries, as dnsperf and the kernel do between
 // two queries at a moderate rate: docs/hot-path.md, "cold caches"). A tree must sit inside this
 // repository (its imports resolve through node_modules). The zone: the bench's 2,000 Services.
+// The two trees share node's builtins and node_modules, whose compiled code sees both: which one
+// runs first can move a figure by 20-50% (docs/hot-path.md, "Measuring"). Run both orders, or
+// each tree alone as A and B, one process per build.
 import { resolve as resolvePath } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { performance } from 'node:perf_hooks';

@@ -124,11 +124,13 @@ const NON_ASCII = /[^\x00-\x7f]/;
 export function asciiLower(s: string): string {
   if (!NON_ASCII.test(s)) return s.toLowerCase();
   let out = '';
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    out += String.fromCharCode(c >= 0x41 && c <= 0x5a ? c + 0x20 : c);
-  }
+  for (let i = 0; i < s.length; i++) out += String.fromCharCode(foldOctet(s.charCodeAt(i)));
   return out;
+}
+
+/** One octet (or latin1 char) with A-Z lower-cased and nothing else: asciiLower's rule, for names read as bytes. */
+export function foldOctet(b: number): number {
+  return b >= 0x41 && b <= 0x5a ? b | 0x20 : b;
 }
 
 /**

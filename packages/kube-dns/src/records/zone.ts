@@ -107,7 +107,10 @@ export class Zone implements ZoneWriter, ZoneReader {
   private serviceCount = 0;
   private endpointCount = 0;
   /** Which services and namespaces may exist, read from a question's bytes (resolve/absent.ts). */
-  readonly presence = new PresenceIndex(() => this.serviceKeys());
+  readonly presence = new PresenceIndex(
+    () => this.serviceKeys(),
+    () => this.serviceCount,
+  );
 
   constructor(o: ZoneOptions = {}) {
     // without --wildcards nothing reads these: at 100,000 Services they were about 10 MB

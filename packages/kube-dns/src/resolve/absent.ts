@@ -12,6 +12,7 @@
 //   `<ns>.svc.<zone>`, no service in <ns>                     → NXDOMAIN
 // With --wildcards a `*` as <svc> or <ns> matches other names: left to resolve().
 import type { Answer } from 'dns-packet';
+import { foldOctet } from '../records/names.js';
 import type { PresenceIndex } from '../records/presence-index.js';
 import { zoneSoa } from './answers.js';
 import type { ResolveOptions } from './types.js';
@@ -25,8 +26,7 @@ const starts = new Int32Array(MAX_LABELS);
 function labelIs(buf: Uint8Array, off: number, word: string): boolean {
   if (buf[off] !== word.length) return false;
   for (let i = 0; i < word.length; i++) {
-    const b = buf[off + 1 + i]!;
-    if ((b >= 0x41 && b <= 0x5a ? b | 0x20 : b) !== word.charCodeAt(i)) return false;
+    if (foldOctet(buf[off + 1 + i]!) !== word.charCodeAt(i)) return false;
   }
   return true;
 }
@@ -91,9 +91,8 @@ export class AbsentNames {
     const zw = this.zoneWire;
     if (off - zoneStart !== zw.length) return false;
     for (let i = 0; i < zw.length; i++) {
-      const b = buf[zoneStart + i]!;
       // length octets are at most 63 and never a letter: folding leaves them alone
-      if ((b >= 0x41 && b <= 0x5a ? b | 0x20 : b) !== zw[i]) return false;
+      if (foldOctet(buf[zoneStart + i]!) !== zw[i]) return false;
     }
     const top = starts[n - z - 1]!; // the label just under the zone
     if (!labelIs(buf, top, 'svc')) return !(labelIs(buf, top, 'pod') || labelIs(buf, top, 'dns') || labelIs(buf, top, 'dns-version'));
