@@ -10,6 +10,9 @@
 //                   cost per query without its work
 //   kd-process+busy kd-process spending --busy-us per query before it answers (named in --servers):
 //                   what the CPU of kube-dns's answering alone costs, in kube-dns's own process
+//   kube-dns+env    kube-dns under the env --kd-env gives over the manifest's and the image's
+//                   (named in --servers): another allocator or its options, for one; e.g. glibc's
+//                   malloc: --kd-env LD_PRELOAD=<the checkout>/images/preload/bundle/drop-symbol-tables.so
 // and, named in --servers, the ceiling given one thing of kube-dns's process at a time
 // (scripts/bench-ceiling.cjs, CEILING_PRELUDES), all under kube-dns's env from the manifest
 // over the images' (scripts/image-env.mjs):
@@ -25,7 +28,7 @@
 // CPU 0 and the servers on CPU 1: the split without the client on the server's core.
 // How to read it: docs/benchmarks.md, "Where a tail comes from"; what it found: docs/hot-path.md,
 // "Splitting the gap".
-//   node scripts/bench-tail.mjs [--rate QPS] [--seconds S] [--rounds N] [--busy-us US] [--servers a,b,...]
+//   node scripts/bench-tail.mjs [--rate QPS] [--seconds S] [--rounds N] [--busy-us US] [--servers a,b,...] [--kd-env 'NAME=VALUE ...']
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -42,6 +45,7 @@ const { values: opt } = parseArgs({
     rounds: { type: 'string', default: '4' },
     'busy-us': { type: 'string', default: '4' },
     servers: { type: 'string', default: 'kube-dns,kd-process,ceiling,ceiling+busy' },
+    'kd-env': { type: 'string', default: '' },
   },
 });
 const RATE = Number(opt.rate);
@@ -49,13 +53,17 @@ const SECONDS = Number(opt.seconds);
 const ROUNDS = Number(opt.rounds);
 const BUSY_US = Number(opt['busy-us']);
 const SERVERS = opt.servers.split(',');
-const KNOWN = ['kube-dns', 'kd-process', 'kd-process+busy', 'ceiling', 'ceiling+busy', ...Object.keys(CEILING_PRELUDES).map((k) => `ceiling+${k}`)];
+// --kd-env 'NAME=VALUE ...': the env kube-dns+env runs under, over the manifest's and the image's
+const KD_ENV = Object.fromEntries(opt['kd-env'].split(/\s+/).filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
+const KNOWN = ['kube-dns', 'kube-dns+env', 'kd-process', 'kd-process+busy', 'ceiling', 'ceiling+busy', ...Object.keys(CEILING_PRELUDES).map((k) => `ceiling+${k}`)];
 /** A usage error: one line saying what is wrong, no stack, exit 2. */
 function usageError(msg) {
   process.stderr.write(`bench-tail: ${msg}\n`);
   process.exit(2);
 }
 for (const name of SERVERS) if (!KNOWN.includes(name)) usageError(`--servers: no server "${name}"; one of ${KNOWN.join(', ')}`);
+if (SERVERS.includes('kube-dns+env') !== Object.keys(KD_ENV).length > 0) usageError('--kd-env and the server kube-dns+env go together');
+if (Object.keys(KD_ENV).some((k) => !/^[A-Za-z_][A-Za-z0-9_]*$/.test(k))) usageError(`--kd-env: NAME=VALUE pairs expected, not ${opt['kd-env']}`);
 if (new Set(SERVERS).size !== SERVERS.length) usageError(`--servers: a server named twice (${opt.servers})`);
 for (const [k, v] of [['rate', RATE], ['seconds', SECONDS], ['rounds', ROUNDS], ['busy-us', BUSY_US]]) {
   if (!Number.isFinite(v) || v < 0 || (k !== 'busy-us' && v === 0)) usageError(`--${k}: a positive number expected, not ${opt[k]}`);
@@ -133,19 +141,20 @@ async function main() {
         }
       }
     };
-    const startKd = (preload, busyUs = 0) => {
+    const startKd = (preload, busyUs = 0, env = {}) => {
       const base = process.env.KUBEDNS_BENCH_NODE_OPTIONS ?? m.env.kubedns.NODE_OPTIONS ?? '';
       const vars = preload
         ? { KUBEDNS_BENCH_NODE_OPTIONS: `${base} --require ${new URL('./bench-tail-preload.cjs', import.meta.url).pathname}`, KUBEDNS_TAIL_BUSY_US: String(busyUs) }
         : {};
       return withEnv(vars, async () => {
-        const kd = await startKubeDns(m, api, configDir);
+        const kd = await startKubeDns({ ...m, env: { ...m.env, kubedns: { ...m.env.kubedns, ...env } } }, api, configDir);
         stops.push(() => stop(kd.p));
         return { pid: kd.p.pid, port: kd.port };
       });
     };
     const kinds = {
       'kube-dns': () => startKd(false),
+      'kube-dns+env': () => startKd(false, 0, KD_ENV),
       'kd-process': () => startKd(true),
       'kd-process+busy': () => startKd(true, BUSY_US),
       ceiling: () => startCeiling(0),
