@@ -1,13 +1,17 @@
 #!/bin/sh
 # Assembles the run-time root filesystem shared by the three images, under $1, from the build
 # base (Debian bookworm with Node.js at /usr/local/bin/node, dnsmasq-base and tini installed).
-# Only what the pod runs is copied: node, dnsmasq, tini, sleep (the manifest's preStop hook) and
-# the shared libraries the dynamic loader resolves for them. No shell, no package manager, no
+# Only what the pod runs is copied: node, dnsmasq, tini, sleep (the manifest's preStop hook),
+# jemalloc (the kube-dns image preloads it: images/Dockerfile) and the shared libraries the
+# dynamic loader resolves for them. No shell, no package manager, no
 # compiler. Debian's package records and copyright files of what was copied go along, so image
 # scanners still see (and can flag) the dnsmasq and glibc versions inside.
 set -eu
 out=$1
 bins="/usr/local/bin/node /usr/sbin/dnsmasq /usr/bin/tini /usr/bin/sleep"
+# libraries loaded by name (LD_PRELOAD), found where the build base's loader finds them: the
+# multiarch directory, which the image's loader searches too
+libs="libjemalloc.so.2"
 
 mkdir -p "$out"
 # Debian's merged /usr: the loader path compiled into every binary (/lib64/ld-linux-x86-64.so.2,
@@ -36,6 +40,19 @@ for b in $bins; do
   fi
   # ldd prints "libx.so.N => /path (0x...)" and the loader itself as "/path (0x...)"
   for lib in $(ldd "$b" | sed -n 's/.*=> \(\/[^ ]*\) .*/\1/p; s/^[[:space:]]*\(\/[^ ]*\) .*/\1/p'); do
+    copy "$lib"
+    files="$files $lib"
+  done
+done
+for l in $libs; do
+  path=$(ldconfig -p | sed -n "s/^[[:space:]]*$l (.*) => \(\/.*\)$/\1/p" | head -n 1)
+  [ -n "$path" ] || { echo "rootfs.sh: $l is missing from the build base" >&2; exit 1; }
+  if ldd "$path" | grep -q 'not found'; then
+    echo "rootfs.sh: $path needs libraries the build base lacks:" >&2
+    ldd "$path" | grep 'not found' >&2
+    exit 1
+  fi
+  for lib in $path $(ldd "$path" | sed -n 's/.*=> \(\/[^ ]*\) .*/\1/p; s/^[[:space:]]*\(\/[^ ]*\) .*/\1/p'); do
     copy "$lib"
     files="$files $lib"
   done

@@ -46,11 +46,12 @@ const pod = docs.find((d) => d?.kind === 'Deployment' && d.metadata.name === 'ku
 const container = (name) => pod.containers.find((c) => c.name === name);
 /** What the downward API would give the pod (the env entries with valueFrom). */
 const DOWNWARD = { 'metadata.name': 'kube-dns-footprint', 'metadata.namespace': 'kube-system', 'metadata.uid': '00000000-0000-4000-8000-000000000000', 'spec.nodeName': 'bench' };
-/** The container's env as the kubelet sets it: over the image's (LD_PRELOAD, ...), on top of ours (PATH etc.). */
-const IMAGE_ENV = imageEnv();
+/** The container's env as the kubelet sets it: over its image's (LD_PRELOAD, ...), on top of ours (PATH etc.). */
+const IMAGE_OF = { kubedns: 'kube-dns', dnsmasq: 'dnsmasq-nanny', sidecar: 'sidecar' };
+const IMAGE_ENV = Object.fromEntries(Object.entries(IMAGE_OF).map(([c, image]) => [c, imageEnv(image)]));
 const envOf = (name, overrides = {}) => ({
   ...process.env,
-  ...IMAGE_ENV,
+  ...IMAGE_ENV[name],
   ...Object.fromEntries((container(name).env ?? []).map((e) => [e.name, e.value ?? DOWNWARD[e.valueFrom?.fieldRef?.fieldPath] ?? ''])),
   ...overrides,
 });

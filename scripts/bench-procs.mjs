@@ -106,11 +106,10 @@ export async function manifestArgs() {
   // the container's env entries with a literal value (NODE_OPTIONS, MALLOC_TRIM_THRESHOLD_, ...;
   // not the Downward API ones) over the image's (LD_PRELOAD, ...): the processes run as the
   // manifest and the images run them
-  const image = imageEnv();
-  const envOf = (name) => {
+  const envOf = (name, image) => {
     const env = Object.fromEntries((container(name).env ?? []).filter((e) => e.value !== undefined).map((e) => [e.name, String(e.value)]));
     if (env.NODE_OPTIONS === undefined) throw new Error(`manifests/kube-dns.yaml: no NODE_OPTIONS for container ${name}`);
-    return { ...image, ...env };
+    return { ...imageEnv(image), ...env };
   };
   const args = (name) => container(name).args.map(String);
   const dnsmasq = args('dnsmasq');
@@ -120,7 +119,7 @@ export async function manifestArgs() {
     nanny: dnsmasq.slice(0, dd),
     dnsmasq: dnsmasq.slice(dd + 1),
     sidecar: args('sidecar'),
-    env: { kubedns: envOf('kubedns'), nanny: envOf('dnsmasq'), sidecar: envOf('sidecar') },
+    env: { kubedns: envOf('kubedns', 'kube-dns'), nanny: envOf('dnsmasq', 'dnsmasq-nanny'), sidecar: envOf('sidecar', 'sidecar') },
   };
 }
 

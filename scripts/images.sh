@@ -83,7 +83,7 @@ fi
 #    links it), from Debian's archive with the security and point-release updates. Cached by
 #    recipe; --refresh rebuilds it.
 SUITES="deb http://deb.debian.org/debian bookworm main|deb http://deb.debian.org/debian bookworm-updates main|deb http://deb.debian.org/debian-security bookworm-security main"
-DEB_INCLUDE=dnsmasq-base,tini,libatomic1
+DEB_INCLUDE=dnsmasq-base,tini,libatomic1,libjemalloc2
 recipe=$(printf '%s\n' "minbase" "$DEB_INCLUDE" "$SUITES" | sha256sum | cut -c1-12)
 rootfs=$CACHE/bookworm-minbase-$recipe.tar
 if $refresh || [ ! -s "$rootfs" ]; then

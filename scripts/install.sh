@@ -14,7 +14,13 @@ command -v promtool >/dev/null 2>&1 && command -v prometheus >/dev/null 2>&1 || 
 command -v dig >/dev/null 2>&1 || need+=(bind9-dnsutils)
 # the images' preload (images/preload/build.sh, part of the build): a C compiler and libc's headers
 command -v cc >/dev/null 2>&1 && [ -f /usr/include/link.h ] || need+=(gcc libc6-dev)
-if [ "${1:-}" = "--with-bench" ]; then command -v dnsperf >/dev/null 2>&1 || need+=(dnsperf); fi
+if [ "${1:-}" = "--with-bench" ]; then
+  command -v dnsperf >/dev/null 2>&1 || need+=(dnsperf)
+  # the kube-dns image's allocator, which the bench's kube-dns preloads as the image does
+  # (read whole first: grep -q leaving early would fail the pipe under pipefail)
+  libs=$(ldconfig -p 2>/dev/null || /sbin/ldconfig -p 2>/dev/null || true)
+  [[ $libs == *"libjemalloc.so.2 "* ]] || need+=(libjemalloc2)
+fi
 # The images (scripts/images.sh) and their end-to-end test: podman with runc (crun cannot run on
 # a hybrid cgroup layout), buildah for its builds, mmdebstrap for the Debian base, uidmap,
 # catatonit (podman's pod infra container) and the CNI plugins with iptables (published ports).

@@ -40,6 +40,15 @@ function parse(file: string): { args: Map<string, string>; stages: Map<string, S
   return { args, stages };
 }
 
+/** A target's environment: the ENV lines of the stages it is built FROM, then its own. */
+function imageEnv(stages: Map<string, Stage>, target: string): Map<string, string> {
+  const env = new Map<string, string>();
+  for (const l of targetLines(stages, target).filter((x) => x.startsWith('ENV '))) {
+    for (const [, k, v] of l.matchAll(/(\w+)=(\S*)/g)) env.set(k!, v!);
+  }
+  return env;
+}
+
 /** What a target ends up with: its own lines after those of the stages it is built FROM. */
 function targetLines(stages: Map<string, Stage>, target: string): string[] {
   const stage = stages.get(target);
@@ -151,9 +160,33 @@ test('the preload: built with the bundles, in the run-time filesystem, LD_PRELOA
   assert.ok(copy, 'rootfs copies the library from the bundles');
   const inImage = copy.split(' ').at(-1)!.slice('/rootfs'.length);
   for (const { pkg } of IMAGES) {
-    const env = targetLines(stages, pkg).filter((l) => l.startsWith('ENV '));
-    assert.ok(env.includes(`ENV LD_PRELOAD=${inImage}`), `${pkg}: LD_PRELOAD=${inImage}`);
+    const preload = imageEnv(stages, pkg).get('LD_PRELOAD')?.split(':') ?? [];
+    assert.equal(preload[0], inImage, `${pkg}: LD_PRELOAD starts with ${inImage}`);
   }
   // the manifest leaves it to the images
   for (const c of deployment.spec.template.spec.containers as Obj[]) assert.ok(!(c.env ?? []).some((e: Obj) => e.name === 'LD_PRELOAD'), `${c.name}: no LD_PRELOAD of its own`);
+});
+
+test('the kube-dns image runs on jemalloc, from Debian, in the run-time filesystem; the other two on glibc', () => {
+  const { stages } = parse(DOCKERFILE);
+  // both ways of building get Debian's package: the registry base through apt, the podman base through mmdebstrap
+  assert.ok(stages.get('rootfs')!.lines.some((l) => /apt-get install .*\blibjemalloc2\b/.test(l)), 'the registry base gets libjemalloc2');
+  assert.match(readFileSync(join(ROOT, 'scripts/images.sh'), 'utf8'), /^DEB_INCLUDE=\S*\blibjemalloc2\b/m, 'the podman base gets libjemalloc2');
+  const script = readFileSync(join(ROOT, 'images/rootfs.sh'), 'utf8');
+  assert.ok((/^libs="([^"]+)"/m.exec(script)?.[1]?.split(' ') ?? []).includes('libjemalloc.so.2'), 'rootfs.sh copies libjemalloc.so.2');
+  for (const { pkg } of IMAGES) {
+    const env = imageEnv(stages, pkg);
+    const preload = env.get('LD_PRELOAD')?.split(':') ?? [];
+    if (pkg === 'kube-dns') {
+      // by name: the loader finds it in the multiarch directory rootfs.sh copied it to
+      assert.ok(preload.includes('libjemalloc.so.2'), `${pkg}: preloads libjemalloc.so.2`);
+      // one arena and no thread cache over 1 KiB: the footprint of glibc's malloc (docs/footprint.md)
+      assert.match(env.get('MALLOC_CONF') ?? '', /(^|,)narenas:1(,|$)/, `${pkg}: MALLOC_CONF with one arena`);
+    } else {
+      assert.ok(!preload.some((p) => p.includes('jemalloc')), `${pkg}: glibc's malloc`);
+      assert.equal(env.get('MALLOC_CONF'), undefined, `${pkg}: no MALLOC_CONF`);
+    }
+  }
+  // the manifest leaves the allocator to the images
+  for (const c of deployment.spec.template.spec.containers as Obj[]) assert.ok(!(c.env ?? []).some((e: Obj) => e.name === 'MALLOC_CONF'), `${c.name}: no MALLOC_CONF of its own`);
 });
