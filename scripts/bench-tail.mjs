@@ -24,7 +24,8 @@
 //   ceiling+timers  that, and kube-dns's periodic timers and event-loop delay monitor
 // For each run: dnsperf's p50 / p99 / p99.9, from /proc the server's main thread (CPU per query,
 // time it waited for a CPU, involuntary context switches) and its other threads' CPU, and
-// dnsperf's own CPU per query. With KUBEDNS_BENCH_PIN=1 (scripts/bench-procs.mjs) dnsperf runs on
+// dnsperf's own CPU per query; for kube-dns's processes its largest event-loop delay and stalls
+// over 5 ms, scraped as the bench does. With KUBEDNS_BENCH_PIN=1 (scripts/bench-procs.mjs) dnsperf runs on
 // CPU 0 and the servers on CPU 1: the split without the client on the server's core.
 // How to read it: docs/benchmarks.md, "Where a tail comes from"; what it found: docs/hot-path.md,
 // "Splitting the gap".
@@ -107,6 +108,32 @@ function childrenCpuMs() {
   return (Number(f[13]) + Number(f[14])) * 10;
 }
 
+/**
+ * kube-dns's largest event-loop delay and its stalls over 5 ms during one run, as the bench reads
+ * them (docs/benchmarks.md, "Event-loop stalls"): a scrape as the run starts (it resets the
+ * gauge), one every 5 s, one at the end.
+ */
+function loopDelays(port) {
+  const scrape = () => fetch(`http://127.0.0.1:${port}/metrics`).then((r) => r.text(), () => '');
+  const num = (re, text) => Number(re.exec(text)?.[1] ?? NaN);
+  const stalls = (text) => ({
+    cpuWait: num(/^kubedns_event_loop_stalls_total\{cause="cpu_wait"\} (\S+)/m, text),
+    own: num(/^kubedns_event_loop_stalls_total\{cause="process"\} (\S+)/m, text),
+  });
+  const maxOf = (text) => num(/^kubedns_event_loop_delay_max_seconds(?:\{[^}]*\})? (\S+)/m, text) * 1000;
+  let maxMs = 0;
+  const first = scrape().then(stalls);
+  const timer = setInterval(() => void scrape().then((t) => (maxMs = Math.max(maxMs, maxOf(t) || 0))), 5000);
+  return {
+    async end() {
+      clearInterval(timer);
+      const text = await scrape();
+      const [a, b] = [await first, stalls(text)];
+      return { maxMs: Math.max(maxMs, maxOf(text) || 0), cpuWait: b.cpuWait - a.cpuWait, own: b.own - a.own };
+    },
+  };
+}
+
 const median = (xs) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)];
 const pad = (s, n) => String(s).padEnd(n);
 
@@ -149,7 +176,7 @@ async function main() {
       return withEnv(vars, async () => {
         const kd = await startKubeDns({ ...m, env: { ...m.env, kubedns: { ...m.env.kubedns, ...env } } }, api, configDir);
         stops.push(() => stop(kd.p));
-        return { pid: kd.p.pid, port: kd.port };
+        return { pid: kd.p.pid, port: kd.port, metrics: kd.metrics };
       });
     };
     const kinds = {
@@ -175,20 +202,25 @@ async function main() {
         const file = await mix();
         const a = threads(s.pid);
         const c0 = childrenCpuMs();
+        const loop = s.metrics ? loopDelays(s.metrics) : undefined;
         const r = await dnsperf(s.port, file, { seconds: SECONDS, qps: RATE });
         const t = threadDelta(s.pid, a, threads(s.pid));
+        t.loop = await loop?.end();
         t.clientUs = ((childrenCpuMs() - c0) * 1000) / r.samples;
         runs.get(s.name).push({ r, t });
         process.stdout.write(`  ${pad(s.name, 16)} p50 ${pad(r.p50Ms, 6)} p99 ${pad(r.p99Ms, 6)} p99.9 ${pad(r.p999Ms, 7)}` +
-          ` main thread ${(t.mainMs * 1000 / r.samples).toFixed(1)} us/query, waited ${t.waitMs.toFixed(0)} ms for a CPU, ${t.invol} involuntary switches, ${t.migr} moves to another CPU; other threads ${t.helpersMs.toFixed(0)} ms; dnsperf ${t.clientUs.toFixed(1)} us/query\n`);
+          ` main thread ${(t.mainMs * 1000 / r.samples).toFixed(1)} us/query, waited ${t.waitMs.toFixed(0)} ms for a CPU, ${t.invol} involuntary switches, ${t.migr} moves to another CPU; other threads ${t.helpersMs.toFixed(0)} ms; dnsperf ${t.clientUs.toFixed(1)} us/query` +
+          (t.loop ? `; loop delay max ${t.loop.maxMs.toFixed(2)} ms, stalls over 5 ms: ${t.loop.cpuWait} waiting for a CPU, ${t.loop.own} its own` : '') + '\n');
       }
     }
     process.stdout.write('\nper server: median of the runs\' p99 (ms), pooled p50 / p99 / p99.9, and per run on average: main thread us/query, CPU wait ms, involuntary switches, moves to another CPU, other threads ms, dnsperf us/query\n');
     for (const [name, rs] of runs) {
       const p = pooled(rs.map((x) => x.r));
       const avg = (f) => rs.reduce((acc, x) => acc + f(x), 0) / rs.length;
+      const loops = rs.map((x) => x.t.loop).filter(Boolean);
       process.stdout.write(`  ${pad(name, 16)} ${pad(median(rs.map((x) => x.r.p99Ms)), 7)} ${p.p50Ms} / ${p.p99Ms} / ${p.p999Ms}` +
-        `   ${avg((x) => (x.t.mainMs * 1000) / x.r.samples).toFixed(1)} us, ${avg((x) => x.t.waitMs).toFixed(0)} ms, ${avg((x) => x.t.invol).toFixed(0)}, ${avg((x) => x.t.migr).toFixed(0)}, ${avg((x) => x.t.helpersMs).toFixed(0)} ms, ${avg((x) => x.t.clientUs).toFixed(1)} us\n`);
+        `   ${avg((x) => (x.t.mainMs * 1000) / x.r.samples).toFixed(1)} us, ${avg((x) => x.t.waitMs).toFixed(0)} ms, ${avg((x) => x.t.invol).toFixed(0)}, ${avg((x) => x.t.migr).toFixed(0)}, ${avg((x) => x.t.helpersMs).toFixed(0)} ms, ${avg((x) => x.t.clientUs).toFixed(1)} us` +
+        (loops.length ? `; loop delay max ${Math.max(...loops.map((l) => l.maxMs)).toFixed(2)} ms, stalls over 5 ms ${loops.reduce((n, l) => n + l.cpuWait, 0)} waiting / ${loops.reduce((n, l) => n + l.own, 0)} own` : '') + '\n');
     }
   } finally {
     for (const f of stops.reverse()) await f();
