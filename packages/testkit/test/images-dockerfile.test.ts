@@ -40,11 +40,11 @@ function parse(file: string): { args: Map<string, string>; stages: Map<string, S
   return { args, stages };
 }
 
-/** A target's environment: the ENV lines of the stages it is built FROM, then its own. */
-function imageEnv(stages: Map<string, Stage>, target: string): Map<string, string> {
+/** A target's environment: the ENV lines of the stages it is built FROM, then its own (${ARG}s at their defaults). */
+function imageEnv(stages: Map<string, Stage>, target: string, args: Map<string, string>): Map<string, string> {
   const env = new Map<string, string>();
   for (const l of targetLines(stages, target).filter((x) => x.startsWith('ENV '))) {
-    for (const [, k, v] of l.matchAll(/(\w+)=(\S*)/g)) env.set(k!, v!);
+    for (const [, k, v] of l.matchAll(/(\w+)=(\S*)/g)) env.set(k!, v!.replace(/\$\{(\w+)\}/g, (_, a: string) => args.get(a) ?? ''));
   }
   return env;
 }
@@ -147,7 +147,7 @@ test('the run-time filesystem: node, dnsmasq, tini and sleep from the build base
 });
 
 test('the preload: built with the bundles, in the run-time filesystem, LD_PRELOAD of every image', () => {
-  const { stages } = parse(DOCKERFILE);
+  const { args, stages } = parse(DOCKERFILE);
   const so = 'images/preload/bundle/drop-symbol-tables.so';
   assert.match(pkgJson.scripts['build'] ?? '', /\bimages\/preload\/build\.sh\b/, 'npm run build compiles it');
   // the registry way compiles it in the build stage (which has no compiler of its own), the
@@ -160,7 +160,7 @@ test('the preload: built with the bundles, in the run-time filesystem, LD_PRELOA
   assert.ok(copy, 'rootfs copies the library from the bundles');
   const inImage = copy.split(' ').at(-1)!.slice('/rootfs'.length);
   for (const { pkg } of IMAGES) {
-    const preload = imageEnv(stages, pkg).get('LD_PRELOAD')?.split(':') ?? [];
+    const preload = imageEnv(stages, pkg, args).get('LD_PRELOAD')?.split(':') ?? [];
     assert.equal(preload[0], inImage, `${pkg}: LD_PRELOAD starts with ${inImage}`);
   }
   // the manifest leaves it to the images
@@ -168,14 +168,14 @@ test('the preload: built with the bundles, in the run-time filesystem, LD_PRELOA
 });
 
 test('the kube-dns image runs on jemalloc, from Debian, in the run-time filesystem; the other two on glibc', () => {
-  const { stages } = parse(DOCKERFILE);
+  const { args, stages } = parse(DOCKERFILE);
   // both ways of building get Debian's package: the registry base through apt, the podman base through mmdebstrap
   assert.ok(stages.get('rootfs')!.lines.some((l) => /apt-get install .*\blibjemalloc2\b/.test(l)), 'the registry base gets libjemalloc2');
   assert.match(readFileSync(join(ROOT, 'scripts/images.sh'), 'utf8'), /^DEB_INCLUDE=\S*\blibjemalloc2\b/m, 'the podman base gets libjemalloc2');
   const script = readFileSync(join(ROOT, 'images/rootfs.sh'), 'utf8');
   assert.ok((/^libs="([^"]+)"/m.exec(script)?.[1]?.split(' ') ?? []).includes('libjemalloc.so.2'), 'rootfs.sh copies libjemalloc.so.2');
   for (const { pkg } of IMAGES) {
-    const env = imageEnv(stages, pkg);
+    const env = imageEnv(stages, pkg, args);
     const preload = env.get('LD_PRELOAD')?.split(':') ?? [];
     if (pkg === 'kube-dns') {
       // by name: the loader finds it in the multiarch directory rootfs.sh copied it to
@@ -187,6 +187,10 @@ test('the kube-dns image runs on jemalloc, from Debian, in the run-time filesyst
       assert.equal(env.get('MALLOC_CONF'), undefined, `${pkg}: no MALLOC_CONF`);
     }
   }
+  // the build runs node with the same options, so that one jemalloc rejects fails it
+  const check = stages.get('rootfs')!.lines.find((l) => l.startsWith('RUN ') && l.includes('libjemalloc.so.2'));
+  assert.ok(check?.includes('MALLOC_CONF="$KUBE_DNS_MALLOC_CONF"'), 'the rootfs stage checks the options');
+  assert.ok(stages.get('rootfs')!.lines.includes('ARG KUBE_DNS_MALLOC_CONF'), 'the rootfs stage takes the options');
   // the manifest leaves the allocator to the images
   for (const c of deployment.spec.template.spec.containers as Obj[]) assert.ok(!(c.env ?? []).some((e: Obj) => e.name === 'MALLOC_CONF'), `${c.name}: no MALLOC_CONF of its own`);
 });
