@@ -29,33 +29,27 @@ copy() { # copy a file (following links) to the same path under $out
   cp -L "$1" "$out$1"
 }
 files=""
-for b in $bins; do
-  [ -x "$b" ] || { echo "rootfs.sh: $b is missing from the build base" >&2; exit 1; }
-  copy "$b"
-  files="$files $b"
-  if ldd "$b" | grep -q 'not found'; then
-    echo "rootfs.sh: $b needs libraries the build base lacks:" >&2
-    ldd "$b" | grep 'not found' >&2
+# an executable or a library, and every library ldd resolves for it
+copy_with_libs() {
+  if ldd "$1" | grep -q 'not found'; then
+    echo "rootfs.sh: $1 needs libraries the build base lacks:" >&2
+    ldd "$1" | grep 'not found' >&2
     exit 1
   fi
   # ldd prints "libx.so.N => /path (0x...)" and the loader itself as "/path (0x...)"
-  for lib in $(ldd "$b" | sed -n 's/.*=> \(\/[^ ]*\) .*/\1/p; s/^[[:space:]]*\(\/[^ ]*\) .*/\1/p'); do
-    copy "$lib"
-    files="$files $lib"
+  for f in "$1" $(ldd "$1" | sed -n 's/.*=> \(\/[^ ]*\) .*/\1/p; s/^[[:space:]]*\(\/[^ ]*\) .*/\1/p'); do
+    copy "$f"
+    files="$files $f"
   done
+}
+for b in $bins; do
+  [ -x "$b" ] || { echo "rootfs.sh: $b is missing from the build base" >&2; exit 1; }
+  copy_with_libs "$b"
 done
 for l in $libs; do
   path=$(ldconfig -p | sed -n "s/^[[:space:]]*$l (.*) => \(\/.*\)$/\1/p" | head -n 1)
   [ -n "$path" ] || { echo "rootfs.sh: $l is missing from the build base" >&2; exit 1; }
-  if ldd "$path" | grep -q 'not found'; then
-    echo "rootfs.sh: $path needs libraries the build base lacks:" >&2
-    ldd "$path" | grep 'not found' >&2
-    exit 1
-  fi
-  for lib in $path $(ldd "$path" | sed -n 's/.*=> \(\/[^ ]*\) .*/\1/p; s/^[[:space:]]*\(\/[^ ]*\) .*/\1/p'); do
-    copy "$lib"
-    files="$files $lib"
-  done
+  copy_with_libs "$path"
 done
 
 # The package records (for scanners) and copyright files (licences) of the Debian packages

@@ -123,6 +123,27 @@ export async function manifestArgs() {
   };
 }
 
+/**
+ * kube-dns's event-loop figures in one scrape of its metrics (undefined where the build does not
+ * export one): the largest delay since the last scrape (s; the scrape resets it), the delay
+ * histogram's samples at most 5 ms and in all, the loop's thread's CPU wait (s), and the stalls
+ * over 5 ms kube-dns told apart (runtime/stall-watch.ts).
+ */
+export function loopMetrics(text) {
+  const num = (re) => {
+    const m = re.exec(text);
+    return m ? Number(m[1]) : undefined;
+  };
+  return {
+    max: num(/^kubedns_event_loop_delay_max_seconds(?:\{[^}]*\})? (\S+)/m),
+    le5: num(/^kubedns_event_loop_delay_seconds_bucket\{le="0\.005"\} (\S+)/m),
+    count: num(/^kubedns_event_loop_delay_seconds_count(?:\{[^}]*\})? (\S+)/m),
+    cpuWait: num(/^kubedns_event_loop_cpu_wait_seconds_total (\S+)/m),
+    stallsCpuWait: num(/^kubedns_event_loop_stalls_total\{cause="cpu_wait"\} (\S+)/m),
+    stallsProcess: num(/^kubedns_event_loop_stalls_total\{cause="process"\} (\S+)/m),
+  };
+}
+
 export const KUBE_DNS_BIN = join(root, 'packages', 'kube-dns', 'bin', 'kube-dns.js');
 
 /** How many kube-dns processes KUBEDNS_BENCH_TRACE_GC has traced so far (each gets its own file). */

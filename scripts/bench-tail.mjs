@@ -36,7 +36,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { freePort } from '@kube-dns/testkit';
 import { CEILING_PRELUDES, ceilingProgram } from './bench-ceiling.cjs';
-import { dnsperf, manifestArgs, pooled, sleep, start, startKubeDns, stop } from './bench-procs.mjs';
+import { dnsperf, loopMetrics, manifestArgs, pooled, sleep, start, startKubeDns, stop } from './bench-procs.mjs';
 import { mixFile, startBenchCluster } from './bench-workloads.mjs';
 
 const { values: opt } = parseArgs({
@@ -114,22 +114,15 @@ function childrenCpuMs() {
  * gauge), one every 5 s, one at the end.
  */
 function loopDelays(port) {
-  const scrape = () => fetch(`http://127.0.0.1:${port}/metrics`).then((r) => r.text(), () => '');
-  const num = (re, text) => Number(re.exec(text)?.[1] ?? NaN);
-  const stalls = (text) => ({
-    cpuWait: num(/^kubedns_event_loop_stalls_total\{cause="cpu_wait"\} (\S+)/m, text),
-    own: num(/^kubedns_event_loop_stalls_total\{cause="process"\} (\S+)/m, text),
-  });
-  const maxOf = (text) => num(/^kubedns_event_loop_delay_max_seconds(?:\{[^}]*\})? (\S+)/m, text) * 1000;
+  const scrape = () => fetch(`http://127.0.0.1:${port}/metrics`).then((r) => r.text(), () => '').then(loopMetrics);
   let maxMs = 0;
-  const first = scrape().then(stalls);
-  const timer = setInterval(() => void scrape().then((t) => (maxMs = Math.max(maxMs, maxOf(t) || 0))), 5000);
+  const first = scrape();
+  const timer = setInterval(() => void scrape().then((m) => (maxMs = Math.max(maxMs, (m.max ?? 0) * 1000))), 5000);
   return {
     async end() {
       clearInterval(timer);
-      const text = await scrape();
-      const [a, b] = [await first, stalls(text)];
-      return { maxMs: Math.max(maxMs, maxOf(text) || 0), cpuWait: b.cpuWait - a.cpuWait, own: b.own - a.own };
+      const [a, b] = [await first, await scrape()];
+      return { maxMs: Math.max(maxMs, (b.max ?? 0) * 1000), cpuWait: b.stallsCpuWait - a.stallsCpuWait, own: b.stallsProcess - a.stallsProcess };
     },
   };
 }

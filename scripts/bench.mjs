@@ -17,7 +17,7 @@ import { query } from '@kube-dns/dns-client';
 import { dnsmasqPath, freePort } from '@kube-dns/testkit';
 import { startAbuse } from './bench-abuse.mjs';
 import { ceilingProgram } from './bench-ceiling.cjs';
-import { dnsperf, killAllNow, manifestArgs, KUBE_DNS_BIN, pinApart, PIN, pooled, sleep, start, startKubeDns, stop, TIMEOUT_S } from './bench-procs.mjs';
+import { dnsperf, killAllNow, loopMetrics, manifestArgs, KUBE_DNS_BIN, pinApart, PIN, pooled, sleep, start, startKubeDns, stop, TIMEOUT_S } from './bench-procs.mjs';
 import { LATEST, RESULTS_DIR, writeSection } from './bench-results.mjs';
 import { drawSvg } from './bench-svg.mjs';
 import { churnOne, externalFile, mixFile, nxdomainFile, repeatedFile, SERVICES, startBenchCluster } from './bench-workloads.mjs';
@@ -104,17 +104,7 @@ function stallText(e) {
 // cores, delays no query (until 2026-11-26, 16:00 UTC, they counted).
 function stallMeter(port) {
   const get = () => fetch(`http://127.0.0.1:${port}/metrics`).then((r) => r.text(), () => '');
-  const parse = (text) => {
-    const g = /^kubedns_event_loop_delay_max_seconds(?:\{[^}]*\})? (\S+)/m.exec(text);
-    const le5 = /^kubedns_event_loop_delay_seconds_bucket\{le="0\.005"\} (\S+)/m.exec(text);
-    const count = /^kubedns_event_loop_delay_seconds_count(?:\{[^}]*\})? (\S+)/m.exec(text);
-    const wait = /^kubedns_event_loop_cpu_wait_seconds_total (\S+)/m.exec(text);
-    // stalls over 5 ms told apart by kube-dns itself (runtime/stall-watch.ts)
-    const stalledWaiting = /^kubedns_event_loop_stalls_total\{cause="cpu_wait"\} (\S+)/m.exec(text);
-    const stalledOwn = /^kubedns_event_loop_stalls_total\{cause="process"\} (\S+)/m.exec(text);
-    const num = (m) => (m ? Number(m[1]) : undefined);
-    return { max: num(g), le5: num(le5), count: num(count), cpuWait: num(wait), stallsCpuWait: num(stalledWaiting), stallsProcess: num(stalledOwn) };
-  };
+  const parse = loopMetrics;
   const KEYS = ['le5', 'count', 'cpuWait', 'stallsCpuWait', 'stallsProcess'];
   let max;
   let exported = false;
