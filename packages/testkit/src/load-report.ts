@@ -20,7 +20,9 @@ export async function loadReporter(): Promise<{ preload: string; read: (child: C
   const preload = join(dir, 'report.cjs');
   await writeFile(
     preload,
-    `process.on('SIGUSR2', () => require('node:fs').writeFileSync(${JSON.stringify(report)}, JSON.stringify({ lazy: globalThis[Symbol.for('kube-dns.lazy-loaded')] ?? [], builtins: process.moduleLoadList })));\n`,
+    // written under another name and renamed: the reader polls, and must never see a file that is
+    // created but not yet written (an empty read, 'Unexpected end of JSON input')
+    `process.on('SIGUSR2', () => { const fs = require('node:fs'); fs.writeFileSync(${JSON.stringify(report + '.tmp')}, JSON.stringify({ lazy: globalThis[Symbol.for('kube-dns.lazy-loaded')] ?? [], builtins: process.moduleLoadList })); fs.renameSync(${JSON.stringify(report + '.tmp')}, ${JSON.stringify(report)}); });\n`,
   );
   const read = async (child: ChildProcess, timeoutMs = 10_000): Promise<LoadReport> => {
     child.kill('SIGUSR2');
