@@ -1,10 +1,10 @@
 // Processes for the bench scripts: children in their own process groups (killed however the
 // bench exits), kube-dns started with the manifest's arguments on loopback ports, and dnsperf with
 // its figures parsed. Shared by scripts/bench.mjs and scripts/bench-reliability.mjs.
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { closeSync, createReadStream, openSync, unlinkSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { availableParallelism } from 'node:os';
+import { availableParallelism, constants as osConstants } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
@@ -13,6 +13,23 @@ import yaml from 'js-yaml';
 import { imageEnv } from './image-env.mjs';
 
 const root = new URL('..', import.meta.url).pathname;
+
+// The bench's own process shares the two cores with the server it measures, so its collector must
+// not run inside a timed run. Writing a run's query file (a string per line, promoted by a dozen
+// scavenges) and parsing the last run's replies leave a few hundred MB of garbage in the old
+// space, and V8's memory reducer collected it some seconds later, in the middle of the next run:
+// a 23 ms pause of this process on one core, its collector's helper threads on the other, and the
+// measured server's woken thread waiting up to 5 ms for a CPU (perf sched; docs/benchmarks.md,
+// "The bench's own collector"). So the bench runs with the reducer off (V8 reads the flag when it
+// sets up the heap: a command-line flag, hence this re-exec of the script) and collects its
+// garbage itself right before each fixed-rate run (collectOwnGarbage, from --expose-gc).
+const HARNESS_FLAGS = ['--no-memory-reducer', '--expose-gc'];
+if (!HARNESS_FLAGS.every((f) => process.execArgv.includes(f))) {
+  const r = spawnSync(process.execPath, [...HARNESS_FLAGS, ...process.execArgv, ...process.argv.slice(1)], { stdio: 'inherit' });
+  process.exit(r.status ?? 128 + (osConstants.signals[r.signal] ?? 1));
+}
+/** V8's full collection of this process (a bare call: this node ignores gc()'s options). */
+const collectOwnGarbage = globalThis.gc;
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 // Processes. Each child leads its own process group (dnsmasq under the nanny included), so one
 // kill reaches everything it started; whatever is left when the bench exits, however it exits,
@@ -199,6 +216,7 @@ export async function dnsperf(port, file, opts = {}) {
   // tail would be the bench's own. So the lines go to a file, read once dnsperf has exited.
   const outFile = `${file}.dnsperf-${process.pid}-${++outFiles}.out`;
   const fd = opts.qps ? openSync(outFile, 'w') : undefined;
+  if (opts.qps) collectOwnGarbage();
   const p = start('dnsperf', args, { stdout: fd ?? 'pipe' });
   if (fd !== undefined) {
     closeSync(fd);
