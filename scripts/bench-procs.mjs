@@ -1,7 +1,8 @@
 // Processes for the bench scripts: children in their own process groups (killed however the
 // bench exits), kube-dns started with the manifest's arguments on loopback ports, and dnsperf with
 // its figures parsed. Shared by scripts/bench.mjs and scripts/bench-reliability.mjs.
-import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { closeSync, createReadStream, openSync, unlinkSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { availableParallelism, constants as osConstants } from 'node:os';
@@ -25,8 +26,11 @@ const root = new URL('..', import.meta.url).pathname;
 // garbage itself right before each fixed-rate run (collectOwnGarbage, from --expose-gc).
 const HARNESS_FLAGS = ['--no-memory-reducer', '--expose-gc'];
 if (!HARNESS_FLAGS.every((f) => process.execArgv.includes(f))) {
-  const r = spawnSync(process.execPath, [...HARNESS_FLAGS, ...process.execArgv, ...process.argv.slice(1)], { stdio: 'inherit' });
-  process.exit(r.status ?? 128 + (osConstants.signals[r.signal] ?? 1));
+  const bench = spawn(process.execPath, [...HARNESS_FLAGS, ...process.execArgv, ...process.argv.slice(1)], { stdio: 'inherit' });
+  // a signal sent to this pid alone (a timeout's kill) reaches the bench, which cleans up its children
+  for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => bench.kill(sig));
+  const [code, signal] = await once(bench, 'exit');
+  process.exit(code ?? 128 + (osConstants.signals[signal] ?? 1));
 }
 /** V8's full collection of this process (a bare call: this node ignores gc()'s options). */
 const collectOwnGarbage = globalThis.gc;
