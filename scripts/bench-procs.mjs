@@ -1,6 +1,6 @@
 // Processes for the bench scripts: children in their own process groups (killed however the
 // bench exits), kube-dns started with the manifest's arguments on loopback ports, and dnsperf with
-// its figures parsed. Shared by scripts/bench.mjs and scripts/bench-reliability.mjs.
+// its figures parsed. Shared by scripts/bench.mjs, scripts/bench-tail.mjs and scripts/bench-reliability.mjs.
 import { execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { closeSync, createReadStream, openSync, unlinkSync } from 'node:fs';
