@@ -322,7 +322,10 @@ async function main() {
     // the two cores, delays replies by tens of ms (measured: the ceiling alone, p99 0.22 ms at
     // 20,000 qps, 8 ms at 40,000, 23 ms at 64,000; in a 60 s run at 63,551 qps p99 0.68 ms but
     // p99.9 29 ms). The tail is then judged at the highest rate, halving, at which the ceiling's
-    // own p99.9 (so its p99 too) is clean; both rates are reported.
+    // own p99.9 (so its p99 too) is clean; both rates are reported. Clean in the judged runs
+    // themselves, not only in the short probe that picks the rate: a probe of 15 s can be clean
+    // and the full runs after it not (2026-11-27: p99.9 4.3 ms in the probe, 10.6 ms over the
+    // six runs), and a rate is then given up for the next lower one like a probe that failed.
     let rate = halfMax;
     let judgedNote = '';
     const atHalfMax = { kubedns: kLat, ceiling: cLat, eventLoop };
@@ -336,7 +339,8 @@ async function main() {
         ({ kubedns: kLat, ceiling: cLat, eventLoop } = await pair(r));
         line(`kube-dns at ${fmt(r)} qps`, kLat);
         line(`ceiling at ${fmt(r)} qps`, cLat);
-        break;
+        if (cLat.p999Ms <= CLEAN_MS) break;
+        say(`  the ceiling's own p99.9 over these runs was ${cLat.p999Ms} ms (over ${CLEAN_MS}): not a clean reference either`);
       }
       judgedNote = rate === halfMax
         ? `; the ceiling's own p99.9 stayed over ${CLEAN_MS} ms down to 5,000 qps: the machine sets this tail`
