@@ -64,7 +64,7 @@ function usageError(msg) {
 }
 for (const name of SERVERS) if (!KNOWN.includes(name)) usageError(`--servers: no server "${name}"; one of ${KNOWN.join(', ')}`);
 if (SERVERS.includes('kube-dns+env') !== Object.keys(KD_ENV).length > 0) usageError('--kd-env and the server kube-dns+env go together');
-if (Object.keys(KD_ENV).some((k) => !/^[A-Za-z_][A-Za-z0-9_]*$/.test(k))) usageError(`--kd-env: NAME=VALUE pairs expected, not ${opt['kd-env']}`);
+if (Object.keys(KD_ENV).some((k) => !/^[A-Za-z_][A-Za-z0-9_]*$/.test(k))) usageError(`--kd-env: NAME=VALUE pairs separated by spaces expected, not ${opt['kd-env']} (a value cannot hold a space: kube-dns's node flags go in KUBEDNS_BENCH_NODE_OPTIONS)`);
 if (new Set(SERVERS).size !== SERVERS.length) usageError(`--servers: a server named twice (${opt.servers})`);
 for (const [k, v] of [['rate', RATE], ['seconds', SECONDS], ['rounds', ROUNDS], ['busy-us', BUSY_US]]) {
   if (!Number.isFinite(v) || v < 0 || (k !== 'busy-us' && v === 0)) usageError(`--${k}: a positive number expected, not ${opt[k]}`);

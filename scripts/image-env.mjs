@@ -59,7 +59,8 @@ export function imageEnv(image) {
   for (const [, pairs] of [...stage('runtime').matchAll(/^ENV (.+)$/gm), ...stage(image).matchAll(/^ENV (.+)$/gm)]) {
     for (const [, k, v] of pairs.matchAll(/(\w+)=(\S*)/g)) {
       if (k === 'PATH') continue;
-      env[k] = k === 'LD_PRELOAD' ? v.split(':').map((p) => local(k, p)).join(':') : local(k, v.replace(/\$\{(\w+)\}/g, (_, a) => args.get(a) ?? ''));
+      const value = v.replace(/\$\{(\w+)\}/g, (_, a) => args.get(a) ?? '');
+      env[k] = k === 'LD_PRELOAD' ? value.split(':').map((p) => local(k, p)).join(':') : local(k, value);
     }
   }
   const byName = (env.LD_PRELOAD ?? '').split(':').filter((p) => p && !p.includes('/'));
