@@ -24,7 +24,7 @@ import { churnOne, externalFile, mixFile, nxdomainFile, repeatedFile, SERVICES, 
 
 const root = new URL('..', import.meta.url).pathname;
 const quick = process.argv.includes('--quick');
-// Seconds per run. The full bench takes about 12 minutes on 2 cores; --quick about 3.
+// Seconds per run. The DNS lines take about 12 minutes on 2 cores; --quick about 3.
 // Three rounds of the throughput and pod runs: with two, one fast spell of the machine in one
 // reference run decided a goal (the pod at 0.93x on 2026-11-27, 1.0x round by round).
 const T = quick
