@@ -105,8 +105,8 @@ function stallText(e) {
 // then, and a timer of an idle process that fires late, while the ceiling and dnsperf hold both
 // cores, delays no query (until 2026-11-26, 16:00 UTC, they counted).
 function stallMeter(port) {
-  const get = () => fetch(`http://127.0.0.1:${port}/metrics`).then((r) => r.text(), () => '');
-  const parse = loopMetrics;
+  // one scrape, parsed (loopMetrics, shared with bench-tail.mjs)
+  const get = () => fetch(`http://127.0.0.1:${port}/metrics`).then((r) => r.text(), () => '').then(loopMetrics);
   const KEYS = ['le5', 'count', 'cpuWait', 'stallsCpuWait', 'stallsProcess'];
   let max;
   let exported = false;
@@ -121,13 +121,13 @@ function stallMeter(port) {
   return {
     /** Runs `run()` (one of kube-dns's runs) and counts the loop's delays during it. */
     async during(run) {
-      const first = parse(await get()); // resets the gauge
+      const first = await get(); // resets the gauge
       let stopped = false;
       const loop = (async () => {
         for (let t = 0; !stopped; t += 100) {
           await sleep(100);
           if (t >= 5000 && !stopped) {
-            seen(parse(await get()));
+            seen(await get());
             t = 0;
           }
         }
@@ -137,7 +137,7 @@ function stallMeter(port) {
       } finally {
         stopped = true;
         await loop;
-        const last = parse(await get());
+        const last = await get();
         seen(last);
         for (const k of KEYS) {
           if (last[k] === undefined || first[k] === undefined) known.delete(k);
