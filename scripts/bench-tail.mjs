@@ -27,9 +27,12 @@
 // dnsperf's own CPU per query; for kube-dns's processes its largest event-loop delay and stalls
 // over 5 ms, scraped as the bench does. With KUBEDNS_BENCH_PIN=1 (scripts/bench-procs.mjs) dnsperf runs on
 // CPU 0 and the servers on CPU 1: the split without the client on the server's core.
+// --saturate S --saturated a,b gives the named servers, before the timed rounds, what the full
+// bench gives kube-dns before its fixed-rate runs (three rounds of S s of each throughput run):
+// a server fresh from its warm-up against one after minutes at full speed.
 // How to read it: docs/benchmarks.md, "Where a tail comes from"; what it found: docs/hot-path.md,
 // "Splitting the gap".
-//   node scripts/bench-tail.mjs [--rate QPS] [--seconds S] [--rounds N] [--busy-us US] [--servers a,b,...] [--kd-env 'NAME=VALUE ...']
+//   node scripts/bench-tail.mjs [--rate QPS] [--seconds S] [--rounds N] [--busy-us US] [--servers a,b,...] [--kd-env 'NAME=VALUE ...'] [--saturate S --saturated a,b]
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -37,7 +40,7 @@ import { parseArgs } from 'node:util';
 import { freePort } from '@kube-dns/testkit';
 import { CEILING_PRELUDES, ceilingProgram } from './bench-ceiling.cjs';
 import { dnsperf, loopMetrics, manifestArgs, pooled, sleep, start, startKubeDns, stop } from './bench-procs.mjs';
-import { mixFile, startBenchCluster } from './bench-workloads.mjs';
+import { mixFile, nxdomainFile, repeatedFile, startBenchCluster } from './bench-workloads.mjs';
 
 const { values: opt } = parseArgs({
   options: {
@@ -47,6 +50,8 @@ const { values: opt } = parseArgs({
     'busy-us': { type: 'string', default: '4' },
     servers: { type: 'string', default: 'kube-dns,kd-process,ceiling,ceiling+busy' },
     'kd-env': { type: 'string', default: '' },
+    saturate: { type: 'string', default: '0' },
+    saturated: { type: 'string', default: '' },
   },
 });
 const RATE = Number(opt.rate);
@@ -54,6 +59,12 @@ const SECONDS = Number(opt.seconds);
 const ROUNDS = Number(opt.rounds);
 const BUSY_US = Number(opt['busy-us']);
 const SERVERS = opt.servers.split(',');
+// --saturate S --saturated a,b: before the timed rounds, the named servers get what the full bench
+// gives kube-dns before its fixed-rate runs: three rounds of S s each of the repeated names, the mix
+// and unique NXDOMAIN names at full speed, and of the mix over TCP (100 connections)
+const SATURATE = Number(opt.saturate);
+const SATURATED = opt.saturated.split(',').filter(Boolean);
+for (const name of SATURATED) if (!SERVERS.includes(name)) usageError(`--saturated: "${name}" is not one of --servers (${opt.servers})`);
 // --kd-env 'NAME=VALUE ...': the env kube-dns+env runs under, over the manifest's and the image's
 const KD_ENV = Object.fromEntries(opt['kd-env'].split(/\s+/).filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
 const KNOWN = ['kube-dns', 'kube-dns+env', 'kd-process', 'kd-process+busy', 'ceiling', 'ceiling+busy', ...Object.keys(CEILING_PRELUDES).map((k) => `ceiling+${k}`)];
@@ -66,9 +77,11 @@ for (const name of SERVERS) if (!KNOWN.includes(name)) usageError(`--servers: no
 if (SERVERS.includes('kube-dns+env') !== Object.keys(KD_ENV).length > 0) usageError('--kd-env and the server kube-dns+env go together');
 if (Object.keys(KD_ENV).some((k) => !/^[A-Za-z_][A-Za-z0-9_]*$/.test(k))) usageError(`--kd-env: NAME=VALUE pairs separated by spaces expected, not ${opt['kd-env']} (a value cannot hold a space: kube-dns's node flags go in KUBEDNS_BENCH_NODE_OPTIONS)`);
 if (new Set(SERVERS).size !== SERVERS.length) usageError(`--servers: a server named twice (${opt.servers})`);
-for (const [k, v] of [['rate', RATE], ['seconds', SECONDS], ['rounds', ROUNDS], ['busy-us', BUSY_US]]) {
-  if (!Number.isFinite(v) || v < 0 || (k !== 'busy-us' && v === 0)) usageError(`--${k}: a positive number expected, not ${opt[k]}`);
+for (const [k, v] of [['rate', RATE], ['seconds', SECONDS], ['rounds', ROUNDS], ['busy-us', BUSY_US], ['saturate', SATURATE]]) {
+  if (!Number.isFinite(v) || v < 0 || (k !== 'busy-us' && k !== 'saturate' && v === 0)) usageError(`--${k}: a positive number expected, not ${opt[k]}`);
 }
+
+if (SATURATED.length > 0 !== SATURATE > 0) usageError('--saturate S and --saturated a,b go together');
 
 /** Per thread of `pid`: CPU and run-queue wait (ns, schedstat), context switches. */
 function threads(pid) {
@@ -183,11 +196,20 @@ async function main() {
     };
     const servers = [];
     for (const name of SERVERS) {
-      servers.push({ name: name.endsWith('+busy') ? name.replace('+busy', `+${BUSY_US}us`) : name, ...(await kinds[name]()) });
+      servers.push({ kind: name, name: name.endsWith('+busy') ? name.replace('+busy', `+${BUSY_US}us`) : name, ...(await kinds[name]()) });
     }
     let salt = 0;
     const mix = () => mixFile(cluster, join(work, `mix-${++salt}.txt`), salt);
     for (const s of servers) await dnsperf(s.port, await mix(), { seconds: 4 }); // JIT, caches
+    for (const s of servers.filter((x) => SATURATED.includes(x.kind))) {
+      for (let round = 0; round < 3; round++) {
+        await dnsperf(s.port, await repeatedFile(cluster, join(work, 'repeated.txt')), { seconds: SATURATE });
+        await dnsperf(s.port, await mix(), { seconds: SATURATE });
+        await dnsperf(s.port, await nxdomainFile(join(work, `nx-${++salt}.txt`), salt), { seconds: SATURATE });
+        await dnsperf(s.port, await mix(), { seconds: SATURATE, tcp: true });
+      }
+      process.stdout.write(`  ${s.name}: saturated for ${12 * SATURATE} s\n`);
+    }
     process.stdout.write(`the mix at ${RATE} qps, ${ROUNDS} rounds of ${SECONDS} s per server, taking turns\n`);
     const runs = new Map(servers.map((s) => [s.name, []]));
     for (let round = 0; round < ROUNDS; round++) {
