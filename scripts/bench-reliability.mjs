@@ -6,7 +6,7 @@
 //   2. 5,000 TCP connections opened and left idle, half of them after a partial length prefix;
 //   3. malformed UDP packets (random bytes) as fast as one sender can.
 // For each: a well-behaved client asks cluster names every 5 ms (over UDP; over TCP for the TCP
-// flood) before and during the flood, p50/p99 and failures of each phase, and kube-dns's RSS
+// flood; on a thread of its own, scripts/bench-probe.mjs) before and during the flood, p50/p99 and failures of each phase, and kube-dns's RSS
 // before, at its peak during and 30 s after.
 // --soak MINUTES: then the realistic mix at 2,000 qps with one service changing every 0.2 s, RSS
 // every 10 s: its slope after the first fifth (the warm-up), and every error (the upstream is
@@ -20,6 +20,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { query } from '@kube-dns/dns-client';
 import { startFakeApiServer, startTestDnsServer } from '@kube-dns/testkit';
+import { probe } from './bench-probe.mjs';
 import { dnsperf, killAllNow, manifestArgs, sleep, start, startKubeDns, stop } from './bench-procs.mjs';
 import { writeSection } from './bench-results.mjs';
 import { churnOne, mixFile, seedCluster } from './bench-workloads.mjs';
@@ -53,28 +54,6 @@ async function peakWhile(pid, work) {
   return { peak, value };
 }
 
-/** A well-behaved client: one cluster name every `everyMs` for `seconds`; latency percentiles and failures. */
-async function probe(port, names, seconds, transport = 'udp', everyMs = 5) {
-  const lat = [];
-  let failed = 0;
-  const pending = [];
-  const end = Date.now() + seconds * 1000;
-  for (let i = 0; Date.now() < end; i++) {
-    const t0 = performance.now();
-    pending.push(
-      query({ host: '127.0.0.1', port }, { name: names[i % names.length], type: 'A', transport, timeoutMs: 2000 }).then(
-        (r) => (r.packet.rcode === 'NOERROR' && (r.packet.answers ?? []).length > 0 ? lat.push(performance.now() - t0) : failed++),
-        () => failed++,
-      ),
-    );
-    await sleep(everyMs);
-  }
-  await Promise.all(pending);
-  lat.sort((a, b) => a - b);
-  const pct = (q) => (lat.length ? +lat[Math.min(lat.length - 1, Math.ceil(q * lat.length) - 1)].toFixed(2) : NaN);
-  return { asked: lat.length + failed, failed, p50Ms: pct(0.5), p99Ms: pct(0.99), maxMs: lat.length ? +lat.at(-1).toFixed(1) : NaN };
-}
-
 /** Runs `flood` (a promise-returning function) while probing; the probe's baseline comes first. */
 async function measureFlood(kind, kd, names, transport, flood) {
   const base = await probe(kd.port, names, T.base, transport);
@@ -93,11 +72,19 @@ async function measureFlood(kind, kd, names, transport, flood) {
 
 // --- the floods ------------------------------------------------------------------------------
 
-async function waterTorture(port, work) {
+/**
+ * The water torture's names, written before the probe starts: building them takes this process
+ * 171 ms (measured), which no measurement should overlap.
+ */
+async function tortureFile(work) {
   const file = join(work, 'torture.txt');
   const lines = [];
   for (let i = 0; i < 400_000; i++) lines.push(`q${i}-${(i * 2654435761) >>> 0}.torture.example.com A`);
   await writeFile(file, lines.join('\n') + '\n');
+  return file;
+}
+
+async function waterTorture(port, file) {
   // open loop: up to 60,000 outstanding with a 2 s timeout, so that the flood keeps its rate when
   // kube-dns drops what is over its forward cap (an attacker does not wait for replies either)
   const r = await dnsperf(port, file, { seconds: T.flood, qps: 20_000, outstanding: 60_000, timeoutS: 2 });
@@ -251,7 +238,8 @@ async function main() {
     say(`kube-dns with the manifest's arguments, ${cluster.services.length} services; ${quick ? 'quick run' : 'full run'}\n`);
 
     if (!onlySoak) {
-      out.floods.push(await measureFlood('unique external names at 20,000 qps, upstream silent', kd, names, 'udp', () => waterTorture(kd.port, work)));
+      const torture = await tortureFile(work);
+      out.floods.push(await measureFlood('unique external names at 20,000 qps, upstream silent', kd, names, 'udp', () => waterTorture(kd.port, torture)));
       out.floods.push(await measureFlood('5,000 TCP connections held open (half with a partial length prefix)', kd, names, 'tcp', () => tcpFlood(kd.port)));
       out.floods.push(await measureFlood('malformed UDP packets', kd, names, 'udp', () => junkFlood(kd.port)));
       await writeSection('reliability', out);
