@@ -23,7 +23,7 @@ import { promisify } from 'node:util';
 import yaml from 'js-yaml';
 import { imageEnv, imageFlags } from './image-env.mjs';
 import { query } from '@kube-dns/dns-client';
-import { clusterIPService, dnsmasqPath, endpointSlice, freePort, headlessService, startFakeApiServer } from '@kube-dns/testkit';
+import { clusterIPService, dnsmasqPath, endpointSlice, freePort, headlessService, APISERVER_BOOKMARK_INTERVAL_MS, startFakeApiServer } from '@kube-dns/testkit';
 
 const run = promisify(execFile);
 const root = new URL('..', import.meta.url).pathname;
@@ -334,7 +334,7 @@ async function main() {
   await rm(floorDir, { recursive: true, force: true });
   for (const n of part('pod') ? [10, 10_000] : []) {
     const dir = await mkdtemp(join(tmpdir(), 'footprint-'));
-    const api = await startFakeApiServer({ historySize: 10 });
+    const api = await startFakeApiServer({ historySize: 10, bookmarkIntervalMs: APISERVER_BOOKMARK_INTERVAL_MS });
     seed(api, n);
     const p = await startPod(api, dir);
     const traffic = await dnsperf(p.dmPort, await queryFile(dir, n), 2000, 6);
@@ -361,7 +361,7 @@ async function main() {
 
   for (const n of !part('kube-dns') ? [] : quick ? [10_000] : [10_000, 50_000, 100_000]) {
     const dir = await mkdtemp(join(tmpdir(), 'footprint-'));
-    const api = await startFakeApiServer({ historySize: 10 });
+    const api = await startFakeApiServer({ historySize: 10, bookmarkIntervalMs: APISERVER_BOOKMARK_INTERVAL_MS });
     seed(api, n);
     const k = await startKubeDns(api, dir);
     await sleep(1000);
@@ -377,7 +377,7 @@ async function main() {
   if (part('floods')) {
     // floods against kube-dns alone (1,000 services), forwarding to an upstream that never answers
     const dir = await mkdtemp(join(tmpdir(), 'footprint-'));
-    const api = await startFakeApiServer({ historySize: 10 });
+    const api = await startFakeApiServer({ historySize: 10, bookmarkIntervalMs: APISERVER_BOOKMARK_INTERVAL_MS });
     seed(api, 1000);
     const hole = dgram.createSocket('udp4');
     await new Promise((r) => hole.bind(0, '127.0.0.1', r));

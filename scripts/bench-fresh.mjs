@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import yaml from 'js-yaml';
 import { query } from '@kube-dns/dns-client';
-import { clusterIPService, dnsmasqPath, endpointSlice, freePort, headlessService, startFakeApiServer } from '@kube-dns/testkit';
+import { clusterIPService, dnsmasqPath, endpointSlice, freePort, headlessService, APISERVER_BOOKMARK_INTERVAL_MS, startFakeApiServer } from '@kube-dns/testkit';
 
 const run = promisify(execFile);
 const root = new URL('..', import.meta.url).pathname;
@@ -61,7 +61,7 @@ async function dnsperf(label, port, file) {
 
 await run('dnsperf', ['-h']).catch((e) => { if (e.code === 'ENOENT') throw new Error('dnsperf is missing: scripts/install.sh --with-bench installs it (Debian package dnsperf)'); });
 const dir = await mkdtemp(join(tmpdir(), 'bench-fresh-'));
-const api = await startFakeApiServer();
+const api = await startFakeApiServer({ bookmarkIntervalMs: APISERVER_BOOKMARK_INTERVAL_MS });
 // 1,000 services in 50 namespaces, one in ten headless with 3 endpoints (as scripts/bench.mjs)
 for (let i = 0; i < 1000; i++) {
   const ns = `ns${i % 50}`;

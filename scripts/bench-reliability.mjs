@@ -19,7 +19,7 @@ import { createSocket } from 'node:dgram';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { query } from '@kube-dns/dns-client';
-import { startFakeApiServer, startTestDnsServer } from '@kube-dns/testkit';
+import { APISERVER_BOOKMARK_INTERVAL_MS, startFakeApiServer, startTestDnsServer } from '@kube-dns/testkit';
 import { probe } from './bench-probe.mjs';
 import { dnsperf, killAllNow, manifestArgs, sleep, start, startKubeDns, stop } from './bench-procs.mjs';
 import { writeSection } from './bench-results.mjs';
@@ -222,7 +222,7 @@ async function main() {
   const out = { date: new Date().toISOString(), node: process.version, quick, seconds: T, floods: [] };
   try {
     const m = await manifestArgs();
-    const api = await startFakeApiServer({ historySize: 20_000 });
+    const api = await startFakeApiServer({ historySize: 20_000, bookmarkIntervalMs: APISERVER_BOOKMARK_INTERVAL_MS });
     cleanup.push(() => api.close());
     const cluster = seedCluster(api);
     // an upstream that never answers: every forward holds its slot until it times out

@@ -2,7 +2,7 @@
 // Everything is generated from a seeded PRNG so two runs send the same traffic.
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { clusterIPService, endpointSlice, headlessService, startFakeApiServer, startTestDnsServer } from '@kube-dns/testkit';
+import { clusterIPService, endpointSlice, headlessService, APISERVER_BOOKMARK_INTERVAL_MS, startFakeApiServer, startTestDnsServer } from '@kube-dns/testkit';
 
 export const NAMESPACES = 20;
 export const SERVICES = 2000;
@@ -64,7 +64,7 @@ export function seedCluster(api) {
  * pushed on `cleanup`.
  */
 export async function startBenchCluster(work, cleanup) {
-  const api = await startFakeApiServer({ historySize: 20_000 });
+  const api = await startFakeApiServer({ historySize: 20_000, bookmarkIntervalMs: APISERVER_BOOKMARK_INTERVAL_MS });
   cleanup.push(() => api.close());
   const cluster = seedCluster(api);
   const upstream = await startTestDnsServer({ answerIp: '192.0.2.1' });

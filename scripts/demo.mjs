@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { datas, query } from '@kube-dns/dns-client';
 import {
   clusterIPService, dnsmasqPath, endpointSlice, externalNameService, freePort, headlessService,
-  startFakeApiServer, startTestDnsServer,
+  APISERVER_BOOKMARK_INTERVAL_MS, startFakeApiServer, startTestDnsServer,
 } from '@kube-dns/testkit';
 
 const root = new URL('..', import.meta.url).pathname;
@@ -42,7 +42,7 @@ await mkdir(logDir, { recursive: true });
 const say = (s) => process.stdout.write(`${s}\n`);
 
 // --- the demo cluster
-const api = await startFakeApiServer();
+const api = await startFakeApiServer({ bookmarkIntervalMs: APISERVER_BOOKMARK_INTERVAL_MS });
 api.upsert('services', clusterIPService('default', 'kubernetes', ['10.96.0.1'], [{ name: 'https', port: 443 }]));
 api.upsert('services', clusterIPService('kube-system', 'kube-dns', ['10.96.0.10'], [{ name: 'dns', port: 53, protocol: 'UDP' }, { name: 'dns-tcp', port: 53 }]));
 api.upsert('services', clusterIPService('shop', 'frontend', ['10.96.12.7', 'fd00:96::c:7'], [{ name: 'http', port: 80 }]));

@@ -30,12 +30,24 @@ import { WatchStream } from './watch-stream.js';
 import { labelMatcher, type LabelMatcher } from './label-selector.js';
 import { handleWrite } from './writes.js';
 
+/**
+ * How often kube-apiserver sends a BOOKMARK to a watch that allows them when nothing else happens:
+ * its watch cache's bookmark frequency, one minute. A long-running script (the demo, the benches)
+ * passes it as bookmarkIntervalMs so that a quiet resource looks to kube-dns as it does in a
+ * cluster; without bookmarks, kube-dns abandons a watch silent for 180 s and relists.
+ */
+export const APISERVER_BOOKMARK_INTERVAL_MS = 60_000;
+
 export interface FakeApiServerOptions {
   /** Bearer token clients must send; random by default. */
   token?: string;
   /** Events kept for watch replay; a watch from before them gets 410. Default 1000. */
   historySize?: number;
-  /** Send BOOKMARK events this often to watches that allow them; 0 (default) = only via faults.bookmark(). */
+  /**
+   * Send BOOKMARK events this often to watches that allow them; 0 (default) = only via
+   * faults.bookmark(), so that a test decides when one comes (APISERVER_BOOKMARK_INTERVAL_MS is
+   * kube-apiserver's).
+   */
   bookmarkIntervalMs?: number;
   /** Serve HTTPS with a fresh self-signed certificate (needs the openssl CLI); the kubeconfig carries the CA. */
   tls?: boolean;
