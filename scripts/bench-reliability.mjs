@@ -6,8 +6,8 @@
 //   2. 5,000 TCP connections opened and left idle, half of them after a partial length prefix;
 //   3. malformed UDP packets (random bytes) as fast as one sender can.
 // For each: a well-behaved client asks cluster names every 5 ms (over UDP; over TCP for the TCP
-// flood; on a thread of its own, scripts/bench-probe.mjs) before and during the flood, p50/p99 and failures of each phase, and kube-dns's RSS
-// before, at its peak during and 30 s after.
+// flood; on a thread of its own, scripts/bench-probe.mjs) before and during the flood, p50/p99
+// and failures of each phase, and kube-dns's RSS before, at its peak during and 30 s after.
 // --soak MINUTES: then the realistic mix at 2,000 qps with one service changing every 0.2 s, RSS
 // every 10 s: its slope after the first fifth (the warm-up), and every error (the upstream is
 // switched to one that answers first: a dead upstream's SERVFAILs are not kube-dns's errors).
