@@ -30,9 +30,13 @@
 // --saturate S --saturated a,b gives the named servers, before the timed rounds, what the full
 // bench gives kube-dns before its fixed-rate runs (three rounds of S s of each throughput run):
 // a server fresh from its warm-up against one after minutes at full speed.
+// --placement: during each run, every 10 ms, the CPU each thread last ran on (/proc/.../stat) for
+// the server's main thread and dnsperf's threads; printed per run for each dnsperf thread that
+// used 0.2 s of CPU or more: its CPU time and the share of samples it was on the server's CPU.
+// The sampling costs this process some CPU, the same for every server.
 // How to read it: docs/benchmarks.md, "Where a tail comes from"; what it found: docs/hot-path.md,
 // "Splitting the gap".
-//   node scripts/bench-tail.mjs [--rate QPS] [--seconds S] [--rounds N] [--busy-us US] [--servers a,b,...] [--kd-env 'NAME=VALUE ...'] [--saturate S --saturated a,b]
+//   node scripts/bench-tail.mjs [--rate QPS] [--seconds S] [--rounds N] [--busy-us US] [--servers a,b,...] [--kd-env 'NAME=VALUE ...'] [--saturate S --saturated a,b] [--placement]
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -51,6 +55,7 @@ const { values: opt } = parseArgs({
     servers: { type: 'string', default: 'kube-dns,kd-process,ceiling,ceiling+busy' },
     'kd-env': { type: 'string', default: '' },
     saturate: { type: 'string', default: '0' },
+    placement: { type: 'boolean', default: false },
     saturated: { type: 'string', default: '' },
   },
 });
@@ -140,6 +145,70 @@ function loopDelays(port) {
   };
 }
 
+/** A thread's last CPU and its CPU time in clock ticks (/proc/<pid>/task/<tid>/stat), or undefined. */
+function lastCpu(pid, tid) {
+  try {
+    const s = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+    const f = s.slice(s.lastIndexOf(')') + 2).split(' ');
+    return { cpu: Number(f[36]), ticks: Number(f[11]) + Number(f[12]) };
+  } catch {
+    return undefined; // the thread or the process ended
+  }
+}
+
+/** A process's command name, or undefined when it has ended. */
+function commOf(pid) {
+  try {
+    return readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Samples, every 10 ms until end() is called, on which CPU the server's main thread and each of
+ * dnsperf's threads last ran: where the scheduler puts the client against the server. end():
+ * for each dnsperf thread busy for 20 ticks (0.2 s) or more, its ticks and its share of samples on
+ * the server's CPU.
+ */
+function placement(serverPid) {
+  const per = new Map();
+  let stopped = false;
+  const done = (async () => {
+    let pid;
+    for (let i = 0; i < 50 && !pid && !stopped; i++) {
+      pid = readdirSync('/proc').find((d) => /^\d+$/.test(d) && commOf(d) === 'dnsperf');
+      if (!pid) await sleep(10);
+    }
+    while (pid && !stopped) {
+      const k = lastCpu(serverPid, serverPid);
+      let tids = [];
+      try {
+        tids = readdirSync(`/proc/${pid}/task`);
+      } catch {
+        break; // dnsperf ended
+      }
+      for (const tid of tids) {
+        const x = lastCpu(pid, tid);
+        if (!x || !k) continue;
+        const e = per.get(tid) ?? { same: 0, n: 0, t0: x.ticks, t1: x.ticks };
+        e.n++;
+        if (x.cpu === k.cpu) e.same++;
+        e.t1 = x.ticks;
+        per.set(tid, e);
+      }
+      await sleep(10);
+    }
+  })();
+  return {
+    async end() {
+      stopped = true;
+      await done;
+      return [...per.values()].filter((e) => e.t1 - e.t0 >= 20).map((e) => ({ ticks: e.t1 - e.t0, sameCpu: e.same / e.n }));
+    },
+  };
+}
+
 const median = (xs) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)];
 const pad = (s, n) => String(s).padEnd(n);
 
@@ -218,14 +287,17 @@ async function main() {
         const a = threads(s.pid);
         const c0 = childrenCpuMs();
         const loop = s.metrics ? loopDelays(s.metrics) : undefined;
+        const place = opt.placement ? placement(s.pid) : undefined;
         const r = await dnsperf(s.port, file, { seconds: SECONDS, qps: RATE });
         const t = threadDelta(s.pid, a, threads(s.pid));
+        const placed = await place?.end();
         t.loop = await loop?.end();
         t.clientUs = ((childrenCpuMs() - c0) * 1000) / r.samples;
         runs.get(s.name).push({ r, t });
         process.stdout.write(`  ${pad(s.name, 16)} p50 ${pad(r.p50Ms, 6)} p99 ${pad(r.p99Ms, 6)} p99.9 ${pad(r.p999Ms, 7)}` +
           ` main thread ${(t.mainMs * 1000 / r.samples).toFixed(1)} us/query, waited ${t.waitMs.toFixed(0)} ms for a CPU, ${t.invol} involuntary switches, ${t.migr} moves to another CPU; other threads ${t.helpersMs.toFixed(0)} ms; dnsperf ${t.clientUs.toFixed(1)} us/query` +
-          (t.loop ? `; loop delay max ${t.loop.maxMs.toFixed(2)} ms, stalls over 5 ms: ${t.loop.cpuWait} waiting for a CPU, ${t.loop.own} its own` : '') + '\n');
+          (t.loop ? `; loop delay max ${t.loop.maxMs.toFixed(2)} ms, stalls over 5 ms: ${t.loop.cpuWait} waiting for a CPU, ${t.loop.own} its own` : '') +
+          (placed ? `; dnsperf's busy threads (CPU s, share of samples on the server's CPU): ${placed.map((x) => `${(x.ticks / 100).toFixed(2)} s ${Math.round(x.sameCpu * 100)}%`).join(', ')}` : '') + '\n');
       }
     }
     process.stdout.write('\nper server: median of the runs\' p99 (ms), pooled p50 / p99 / p99.9, and per run on average: main thread us/query, CPU wait ms, involuntary switches, moves to another CPU, other threads ms, dnsperf us/query\n');
