@@ -59,7 +59,12 @@ export function imageEnv(image) {
   for (const [, pairs] of [...stage('runtime').matchAll(/^ENV (.+)$/gm), ...stage(image).matchAll(/^ENV (.+)$/gm)]) {
     for (const [, k, v] of pairs.matchAll(/(\w+)=(\S*)/g)) {
       if (k === 'PATH') continue;
-      const value = v.replace(/\$\{(\w+)\}/g, (_, a) => args.get(a) ?? '');
+      const value = v.replace(/\$\{(\w+)\}/g, (_, a) => {
+        // an ARG with no default is set only by a build argument, which the bench does not pass:
+        // an empty value would run the process unlike its image, and silently
+        if (!args.has(a)) throw new Error(`images/Dockerfile: ENV ${k} uses \${${a}}, which has no ARG default (ARG ${a}=...) to take`);
+        return args.get(a);
+      });
       env[k] = k === 'LD_PRELOAD' ? value.split(':').map((p) => local(k, p)).join(':') : local(k, value);
     }
   }
