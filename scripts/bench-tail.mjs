@@ -174,8 +174,8 @@ function commOf(pid) {
 function placement(serverPid) {
   const per = new Map();
   let stopped = false;
+  let pid;
   const done = (async () => {
-    let pid;
     for (let i = 0; i < 50 && !pid && !stopped; i++) {
       pid = readdirSync('/proc').find((d) => /^\d+$/.test(d) && commOf(d) === 'dnsperf');
       if (!pid) await sleep(10);
@@ -204,6 +204,7 @@ function placement(serverPid) {
     async end() {
       stopped = true;
       await done;
+      if (!pid) return undefined; // dnsperf not seen within 0.5 s: said so, not an empty list
       return [...per.values()].filter((e) => e.t1 - e.t0 >= 20).map((e) => ({ ticks: e.t1 - e.t0, sameCpu: e.same / e.n }));
     },
   };
@@ -290,14 +291,15 @@ async function main() {
         const place = opt.placement ? placement(s.pid) : undefined;
         const r = await dnsperf(s.port, file, { seconds: SECONDS, qps: RATE });
         const t = threadDelta(s.pid, a, threads(s.pid));
-        const placed = await place?.end();
+        const placed = place ? ((await place.end()) ?? 'dnsperf not found') : undefined;
         t.loop = await loop?.end();
         t.clientUs = ((childrenCpuMs() - c0) * 1000) / r.samples;
         runs.get(s.name).push({ r, t });
         process.stdout.write(`  ${pad(s.name, 16)} p50 ${pad(r.p50Ms, 6)} p99 ${pad(r.p99Ms, 6)} p99.9 ${pad(r.p999Ms, 7)}` +
           ` main thread ${(t.mainMs * 1000 / r.samples).toFixed(1)} us/query, waited ${t.waitMs.toFixed(0)} ms for a CPU, ${t.invol} involuntary switches, ${t.migr} moves to another CPU; other threads ${t.helpersMs.toFixed(0)} ms; dnsperf ${t.clientUs.toFixed(1)} us/query` +
           (t.loop ? `; loop delay max ${t.loop.maxMs.toFixed(2)} ms, stalls over 5 ms: ${t.loop.cpuWait} waiting for a CPU, ${t.loop.own} its own` : '') +
-          (placed ? `; dnsperf's busy threads (CPU s, share of samples on the server's CPU): ${placed.map((x) => `${(x.ticks / 100).toFixed(2)} s ${Math.round(x.sameCpu * 100)}%`).join(', ')}` : '') + '\n');
+          (typeof placed === 'string' ? `; placement: ${placed}` : '') +
+          (Array.isArray(placed) ? `; dnsperf's busy threads (CPU s, share of samples on the server's CPU): ${placed.map((x) => `${(x.ticks / 100).toFixed(2)} s ${Math.round(x.sameCpu * 100)}%`).join(', ')}` : '') + '\n');
       }
     }
     process.stdout.write('\nper server: median of the runs\' p99 (ms), pooled p50 / p99 / p99.9, and per run on average: main thread us/query, CPU wait ms, involuntary switches, moves to another CPU, other threads ms, dnsperf us/query\n');
