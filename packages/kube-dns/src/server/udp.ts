@@ -12,6 +12,12 @@ export class UdpListener {
   private inflight = 0;
   private closing = false;
   private drained: (() => void) | undefined;
+  /**
+   * The last sender's address object, held for its hidden class, as server/wire.ts holds the
+   * last query: with none alive, a full collection would free the class and throw away the
+   * optimized code of node's datagram handler and ours.
+   */
+  private lastRinfo: unknown;
 
   /**
    * Node's send() passes its address through the socket's lookup before every datagram. The
@@ -33,7 +39,10 @@ export class UdpListener {
   listen(host: string, port: number): Promise<number> {
     const sock = createSocket({ type: isIP(host) === 6 ? 'udp6' : 'udp4', reuseAddr: false, lookup: this.lookup });
     this.socket = sock;
-    sock.on('message', (msg, rinfo) => this.onMessage(msg, rinfo.address, rinfo.port));
+    sock.on('message', (msg, rinfo) => {
+      this.lastRinfo = rinfo;
+      this.onMessage(msg, rinfo.address, rinfo.port);
+    });
     sock.on('error', (e) => this.log.error({ err: e.message }, 'UDP socket error'));
     return new Promise((resolve, reject) => {
       sock.once('error', reject);

@@ -115,6 +115,16 @@ class Query implements ParsedQuery {
   }
 }
 
+/**
+ * The last query parsed, held so that a Query's hidden class outlives the queries. V8 reaches a
+ * class instance's final hidden class from the constructor's only through weak transitions, so
+ * when no Query is alive (between two queries, in a quiet spell) a full collection frees it, and
+ * with it every optimized function that checks for it: the whole query path, parse to reply,
+ * then ran unoptimized until V8 compiled it again, half a second of traffic after each full
+ * collection (docs/hot-path.md, "Optimized code lost to a full collection").
+ */
+let lastQuery: Query | undefined;
+
 /** Scratch space for dottedName (synchronous, so never shared). */
 const DOTTED = Buffer.allocUnsafeSlow(256);
 
@@ -224,6 +234,7 @@ export function parseQuery(buf: Buffer): ParseResult {
   const qclass = u16(buf, off + 2);
   const questionEnd = off + 4;
   const query = new Query(buf, id, flags, opcode, upper, h & HASH_MASK, qtype, qclass, 12, off - 12, questionEnd);
+  lastQuery = query;
   // EDNS0: look for the OPT record among the additional records (skipping any answer/authority RRs).
   if (arcount > 0) {
     let p = questionEnd;

@@ -1,0 +1,78 @@
+// The query path keeps its optimized code across a full collection in a quiet spell
+// (src/server/wire.ts, lastQuery; src/server/udp.ts, lastRinfo). Before, every full collection
+// that found no query alive freed the hidden class of the parsed query, and V8 threw away the
+// optimized code of every function that checked for it: the first half second of traffic after a
+// quiet spell ran unoptimized. Seen through V8's own account (--trace-opt, --trace-deopt) of the
+// running binary.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { clusterIPService, freePort, startFakeApiServer } from '@kube-dns/testkit';
+import { manifestNodeOptions } from './pod-through-dnsmasq.js';
+
+const BIN = fileURLToPath(new URL('../../bin/kube-dns.js', import.meta.url));
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+// A child process sending, as fast as it can for `seconds`, what a cluster sends: names of
+// Services and search-path expansions that do not exist (NXDOMAIN), each of the latter unique.
+const TRAFFIC = `const s = require('node:dgram').createSocket('udp4'); const [port, seconds] = process.argv.slice(1).map(Number);
+const end = Date.now() + seconds * 1000; let n = 0;
+function q(name) { const b = [0, 0, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0]; for (const l of name.split('.')) { b.push(l.length); for (const c of l) b.push(c.charCodeAt(0)); } b.push(0, 0, 1, 0, 1); return Buffer.from(b); }
+function burst() { for (let i = 0; i < 100; i++, n++) s.send(q(n % 2 ? 'svc' + (n % 100) + '.ns' + (n % 20) + '.svc.cluster.local' : 'x' + n + '.example.com.ns' + (n % 20) + '.svc.cluster.local'), port, '127.0.0.1');
+  if (Date.now() < end) setTimeout(burst, 2); else setTimeout(() => process.exit(0), 200); } burst();`;
+
+// Loaded into kube-dns with --require: a full collection on SIGUSR2, as V8's memory reducer or
+// kube-dns's heap settler run one when the loop goes quiet, but at the moment the test chooses.
+const FULL_GC_ON_SIGNAL = `const gc = require('node:vm').runInNewContext('gc');
+process.on('SIGUSR2', () => { gc(); process.stdout.write('\\n=== full collection done\\n'); });`;
+
+/** Our functions on every query's path, as V8's traces name them. */
+const QUERY_PATH = ['parseQuery', 'answer', 'isAbsent', 'encodeNegative'];
+
+test('a full collection in a quiet spell does not throw away the query path\'s optimized code', { timeout: 90_000 }, async (t) => {
+  const api = await startFakeApiServer();
+  t.after(() => api.close());
+  for (let i = 0; i < 100; i++) api.upsert('services', clusterIPService(`ns${i % 20}`, `svc${i}`, [`10.96.0.${i + 1}`]));
+  const dir = mkdtempSync(join(tmpdir(), 'kube-dns-optimized-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const preload = join(dir, 'full-gc-on-signal.cjs');
+  writeFileSync(preload, FULL_GC_ON_SIGNAL);
+  const [dnsPort, healthzPort] = [await freePort(), await freePort()];
+  const kd = spawn(process.execPath, ['--trace-opt', '--trace-deopt', '--expose-gc', '--require', preload, BIN, '--dns-bind-address=127.0.0.1', `--dns-port=${dnsPort}`, '--healthz-bind-address=127.0.0.1', `--healthz-port=${healthzPort}`, `--kubecfg-file=${api.kubeconfigPath}`, '--nameservers=127.0.0.1:9'], {
+    env: { ...process.env, NODE_OPTIONS: manifestNodeOptions() },
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
+  t.after(() => kd.kill('SIGKILL'));
+  let out = '';
+  kd.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
+  for (let i = 0; ; i++) {
+    if (await fetch(`http://127.0.0.1:${healthzPort}/readiness`).then((r) => r.ok, () => false)) break;
+    assert.ok(i < 600, 'kube-dns did not become ready');
+    await sleep(50);
+  }
+
+  const optimized = (fn: string) => new RegExp(`\\[completed optimizing \\S+ <JSFunction ${fn} `).test(out);
+  const traffic = spawn(process.execPath, ['-e', TRAFFIC, String(dnsPort), '3'], { stdio: 'ignore' });
+  t.after(() => traffic.kill('SIGKILL'));
+  await new Promise((r) => traffic.once('exit', r));
+  assert.deepEqual(QUERY_PATH.filter((fn) => !optimized(fn)), [], 'the traffic got the query path optimized');
+
+  await sleep(1000); // quiet: no query is alive any more
+  kd.kill('SIGUSR2');
+  for (let i = 0; !out.includes('=== full collection done'); i++) {
+    assert.ok(i < 200, 'the full collection did not run');
+    await sleep(50);
+  }
+  // every deoptimization of ours since the start, whether the heap settler's own collection after
+  // the traffic or the one above caused it
+  const thrownAway = out
+    .split('\n')
+    .filter((l) => l.includes('reason: weak objects'))
+    .map((l) => /<SharedFunctionInfo (\S+)>/.exec(l)?.[1])
+    .filter((fn) => fn !== undefined && QUERY_PATH.includes(fn));
+  assert.deepEqual(thrownAway, [], 'no function of the query path lost its optimized code to the collection');
+});
