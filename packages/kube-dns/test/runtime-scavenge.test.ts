@@ -5,12 +5,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
-import { clusterIPService, freePort, startFakeApiServer } from '@kube-dns/testkit';
-import { manifestNodeOptions } from './pod-through-dnsmasq.js';
-
-const BIN = fileURLToPath(new URL('../../bin/kube-dns.js', import.meta.url));
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+import { clusterIPService, startFakeApiServer } from '@kube-dns/testkit';
+import { startTracedKubeDns } from './traced-binary.js';
 
 // A child process sending queries for unique names as fast as it can for `seconds`.
 const FLOOD = `const s = require('node:dgram').createSocket('udp4'); const [port, seconds] = process.argv.slice(1).map(Number);
@@ -24,23 +20,11 @@ test('under a flood, every scavenge runs on the event loop thread alone', { time
   const api = await startFakeApiServer();
   t.after(() => api.close());
   for (let i = 0; i < 1000; i++) api.upsert('services', clusterIPService(`ns${i % 20}`, `svc${i}`, [`10.96.${i >> 8}.${i & 255}`]));
-  const [dnsPort, healthzPort] = [await freePort(), await freePort()];
-  const kd = spawn(process.execPath, ['--trace-gc-nvp', BIN, '--dns-bind-address=127.0.0.1', `--dns-port=${dnsPort}`, '--healthz-bind-address=127.0.0.1', `--healthz-port=${healthzPort}`, `--kubecfg-file=${api.kubeconfigPath}`, '--nameservers=127.0.0.1:9'], {
-    env: { ...process.env, NODE_OPTIONS: manifestNodeOptions() },
-    stdio: ['ignore', 'pipe', 'ignore'],
-  });
-  t.after(() => kd.kill('SIGKILL'));
-  let out = '';
-  kd.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
-  for (let i = 0; ; i++) {
-    if (await fetch(`http://127.0.0.1:${healthzPort}/readiness`).then((r) => r.ok, () => false)) break;
-    assert.ok(i < 600, 'kube-dns did not become ready');
-    await sleep(50);
-  }
-  const from = out.length; // the collections of loading the bundle came before main() set anything
-  const flood = spawn(process.execPath, ['-e', FLOOD, String(dnsPort), '3'], { stdio: 'ignore' });
+  const kd = await startTracedKubeDns(t, api, ['--trace-gc-nvp']);
+  const from = kd.output().length; // the collections of loading the bundle came before main() set anything
+  const flood = spawn(process.execPath, ['-e', FLOOD, String(kd.dnsPort), '3'], { stdio: 'ignore' });
   await new Promise((r) => flood.once('exit', r));
-  const scavenges = out.slice(from).split('\n').filter((l) => / gc=s /.test(l));
+  const scavenges = kd.output().slice(from).split('\n').filter((l) => / gc=s /.test(l));
   assert.ok(scavenges.length >= 20, `the flood caused scavenges (${scavenges.length})`);
   const helped = scavenges.filter((l) => Number(/ background\.scavenge\.parallel=([\d.]+)/.exec(l)?.[1] ?? NaN) !== 0);
   assert.deepEqual(helped, [], 'no scavenge had work done by a background thread');

@@ -10,11 +10,9 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { clusterIPService, freePort, startFakeApiServer } from '@kube-dns/testkit';
-import { manifestNodeOptions } from './pod-through-dnsmasq.js';
+import { clusterIPService, startFakeApiServer } from '@kube-dns/testkit';
+import { startTracedKubeDns } from './traced-binary.js';
 
-const BIN = fileURLToPath(new URL('../../bin/kube-dns.js', import.meta.url));
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 // A child process sending, as fast as it can for `seconds`, what a cluster sends: names of
@@ -41,35 +39,23 @@ test('a full collection in a quiet spell does not throw away the query path\'s o
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const preload = join(dir, 'full-gc-on-signal.cjs');
   writeFileSync(preload, FULL_GC_ON_SIGNAL);
-  const [dnsPort, healthzPort] = [await freePort(), await freePort()];
-  const kd = spawn(process.execPath, ['--trace-opt', '--trace-deopt', '--expose-gc', '--require', preload, BIN, '--dns-bind-address=127.0.0.1', `--dns-port=${dnsPort}`, '--healthz-bind-address=127.0.0.1', `--healthz-port=${healthzPort}`, `--kubecfg-file=${api.kubeconfigPath}`, '--nameservers=127.0.0.1:9'], {
-    env: { ...process.env, NODE_OPTIONS: manifestNodeOptions() },
-    stdio: ['ignore', 'pipe', 'ignore'],
-  });
-  t.after(() => kd.kill('SIGKILL'));
-  let out = '';
-  kd.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
-  for (let i = 0; ; i++) {
-    if (await fetch(`http://127.0.0.1:${healthzPort}/readiness`).then((r) => r.ok, () => false)) break;
-    assert.ok(i < 600, 'kube-dns did not become ready');
-    await sleep(50);
-  }
-
-  const optimized = (fn: string) => new RegExp(`\\[completed optimizing \\S+ <JSFunction ${fn} `).test(out);
-  const traffic = spawn(process.execPath, ['-e', TRAFFIC, String(dnsPort), '3'], { stdio: 'ignore' });
+  const kd = await startTracedKubeDns(t, api, ['--trace-opt', '--trace-deopt', '--expose-gc', '--require', preload]);
+  const optimized = (fn: string) => new RegExp(`\\[completed optimizing \\S+ <JSFunction ${fn} `).test(kd.output());
+  const traffic = spawn(process.execPath, ['-e', TRAFFIC, String(kd.dnsPort), '3'], { stdio: 'ignore' });
   t.after(() => traffic.kill('SIGKILL'));
   await new Promise((r) => traffic.once('exit', r));
   assert.deepEqual(QUERY_PATH.filter((fn) => !optimized(fn)), [], 'the traffic got the query path optimized');
 
   await sleep(1000); // quiet: no query is alive any more
-  kd.kill('SIGUSR2');
-  for (let i = 0; !out.includes('=== full collection done'); i++) {
+  kd.process.kill('SIGUSR2');
+  for (let i = 0; !kd.output().includes('=== full collection done'); i++) {
     assert.ok(i < 200, 'the full collection did not run');
     await sleep(50);
   }
   // every deoptimization of ours since the start, whether the heap settler's own collection after
   // the traffic or the one above caused it
-  const thrownAway = out
+  const thrownAway = kd
+    .output()
     .split('\n')
     .filter((l) => l.includes('reason: weak objects'))
     .map((l) => /<SharedFunctionInfo (\S+)>/.exec(l)?.[1])
