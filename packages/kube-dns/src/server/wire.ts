@@ -121,7 +121,8 @@ class Query implements ParsedQuery {
  * when no Query is alive (between two queries, in a quiet spell) a full collection frees it, and
  * with it every optimized function that checks for it: the whole query path, parse to reply,
  * then ran unoptimized until V8 compiled it again, half a second of traffic after each full
- * collection (docs/hot-path.md, "Optimized code lost to a full collection").
+ * collection (docs/hot-path.md, "Optimized code lost to a full collection"). The last, not the
+ * first: should V8 ever move Query to a more general class, the last one has the current class.
  */
 let lastQuery: Query | undefined;
 
