@@ -184,7 +184,8 @@ export async function startKubeDns(m, api, configDir, extra = []) {
   // when each of kube-dns's fixed-rate runs began and ended on that clock (give or take the tens of
   // ms node takes to start), so that a slow run can be matched with the collections in it
   const trace = process.env.KUBEDNS_BENCH_TRACE_GC;
-  const fd = trace ? openSync(`${trace}.${++traced}`, 'w') : undefined;
+  const traceFile = trace ? `${trace}.${++traced}` : undefined;
+  const fd = traceFile ? openSync(traceFile, 'w') : undefined;
   const startedAt = performance.now();
   const p = start(process.execPath, [...(trace ? ['--trace-gc'] : []), KUBE_DNS_BIN, ...args], { env: { ...m.env.kubedns, PROMETHEUS_PORT: String(metrics), NODE_OPTIONS }, ...(fd !== undefined && { stdout: fd }) });
   if (fd !== undefined) closeSync(fd);
@@ -194,7 +195,7 @@ export async function startKubeDns(m, api, configDir, extra = []) {
     if (p.exitCode !== null || Date.now() - t0 > 120_000) throw new Error(`kube-dns did not become ready: ${p.tail}`);
     await sleep(100);
   }
-  return { p, port, healthz, metrics, syncMs: Date.now() - t0, startedAt };
+  return { p, port, healthz, metrics, syncMs: Date.now() - t0, startedAt, traceFile };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -252,10 +253,13 @@ export async function dnsperf(port, file, opts = {}) {
   for (const m of (/Response codes:\s+(.*)/.exec(summary)?.[1] ?? '').matchAll(/([A-Z]+) (\d+)/g)) rcodes[m[1]] = Number(m[2]);
   const r = { qps: Math.round(qps), sent: num(/Queries sent:\s+(\d+)/), lost: num(/Queries lost:\s+(\d+)/), avgMs: +(num(/Average Latency \(s\):\s+([\d.]+)/) * 1000).toFixed(3), rcodes };
   if (opts.qps) {
+    // opts.inOrder: the latencies also in the order the replies came (scripts/bench-tail.mjs --scavenges)
+    const inOrder = opts.inOrder ? lat.slice(0, n) : undefined;
     const sorted = lat.subarray(0, n).sort();
     Object.assign(r, { offeredQps: opts.qps, seconds: opts.seconds, samples: n, timeouts, ...percentiles(sorted) });
     // the latencies themselves, for pooled(); not enumerable, so they stay out of the results file
     Object.defineProperty(r, 'latencies', { value: sorted });
+    if (inOrder) Object.defineProperty(r, 'inOrder', { value: inOrder });
   }
   return r;
 }

@@ -34,12 +34,16 @@
 // the server's main thread and dnsperf's threads; printed per run for each dnsperf thread that
 // used 0.2 s of CPU or more: its CPU time and the share of samples it was on the server's CPU.
 // The sampling costs this process some CPU, the same for every server.
+// --scavenges: every server runs with V8's --trace-gc (a line written per collection, in every
+// run of every server alike), and each run prints how many of its clusters of slow replies (at or
+// over the run's p99) begin inside one of the server's scavenges (scavengeClusters below).
 // How to read it: docs/benchmarks.md, "Where a tail comes from"; what it found: docs/hot-path.md,
-// "Splitting the gap".
-//   node scripts/bench-tail.mjs [--rate QPS] [--seconds S] [--rounds N] [--busy-us US] [--servers a,b,...] [--kd-env 'NAME=VALUE ...'] [--saturate S --saturated a,b] [--placement]
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+// "Splitting the gap" and "What the tail is made of at the judged rate".
+//   node scripts/bench-tail.mjs [--rate QPS] [--seconds S] [--rounds N] [--busy-us US] [--servers a,b,...] [--kd-env 'NAME=VALUE ...'] [--saturate S --saturated a,b] [--placement] [--scavenges]
+import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { freePort } from '@kube-dns/testkit';
 import { CEILING_PRELUDES, ceilingProgram } from './bench-ceiling.cjs';
@@ -56,6 +60,7 @@ const { values: opt } = parseArgs({
     'kd-env': { type: 'string', default: '' },
     saturate: { type: 'string', default: '0' },
     placement: { type: 'boolean', default: false },
+    scavenges: { type: 'boolean', default: false },
     saturated: { type: 'string', default: '' },
   },
 });
@@ -213,6 +218,49 @@ function placement(serverPid) {
 const median = (xs) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)];
 const pad = (s, n) => String(s).padEnd(n);
 
+/** Slow replies with at most this many others between them belong to one cluster. */
+const CLUSTER_GAP = 20;
+
+/**
+ * How many of one run's clusters of slow replies begin inside one of the server's scavenges.
+ * `inOrder`: the replies' latencies (ms) in the order dnsperf got them. dnsperf sends at a fixed
+ * rate, so a reply's place in that order over the rate is close to when it was sent. Slow: at or
+ * over the run's p99. `trace`: the server's --trace-gc output, in ms since its V8 started;
+ * `fromMs`: when the run started, in ms since the server was spawned. The two clocks differ by
+ * the time node takes to start V8 (tens of ms), so the offset that matches the most clusters is
+ * fitted, from -150 to +50 ms. A cluster matches when it begins between half a millisecond
+ * before a scavenge and a millisecond after its pause. `chance`: the matches expected if the
+ * clusters began anywhere, the share of the run the windows cover times the clusters (the fit
+ * adds a few to that).
+ */
+function scavengeClusters(inOrder, p99Ms, trace, fromMs) {
+  const gcs = [];
+  for (const m of trace.matchAll(/\s(\d+) ms: Scavenge\b.*?MB, ([\d.]+) \/ [\d.]+ ms/g)) gcs.push({ t: Number(m[1]), pauseMs: Number(m[2]) });
+  const runMs = SECONDS * 1000;
+  const inRun = gcs.filter((g) => g.t >= fromMs - 200 && g.t <= fromMs + runMs + 200);
+  const starts = [];
+  let last = -Infinity;
+  for (let i = 0; i < inOrder.length; i++) {
+    if (inOrder[i] < p99Ms) continue;
+    if (i - last > CLUSTER_GAP) starts.push(fromMs + (i * 1000) / RATE);
+    last = i;
+  }
+  let matched = 0;
+  for (let off = -150; off <= 50; off++) {
+    let hits = 0;
+    let g = 0;
+    for (const t of starts) {
+      const x = t + off;
+      while (g < inRun.length && inRun[g].t + inRun[g].pauseMs + 1 < x) g++;
+      if (g < inRun.length && x >= inRun[g].t - 0.5) hits++;
+    }
+    matched = Math.max(matched, hits);
+  }
+  const covered = inRun.reduce((a, g) => a + g.pauseMs + 1.5, 0) / runMs;
+  const pauses = inRun.map((g) => g.pauseMs).sort((a, b) => a - b);
+  return { scavenges: inRun.length, medianPauseMs: pauses.length ? pauses[pauses.length >> 1] : 0, clusters: starts.length, matched, chance: Math.round(covered * starts.length) };
+}
+
 async function main() {
   const work = mkdtempSync(join(tmpdir(), 'kube-dns-tail-'));
   const stops = [];
@@ -220,16 +268,20 @@ async function main() {
     const m = await manifestArgs();
     const { api, cluster, configDir } = await startBenchCluster(work, stops);
 
-    const startCeiling = async (busyUs, prelude) => {
+    const startCeiling = async (busyUs, prelude, name) => {
       const port = await freePort();
       // a variant with a prelude runs under kube-dns's env (NODE_OPTIONS, MALLOC_TRIM_THRESHOLD_)
       const env = prelude ? m.env.kubedns : {};
-      const p = start(process.execPath, ['-e', ceilingProgram(busyUs, prelude), String(port)], { env });
+      const traceFile = opt.scavenges ? join(work, `gc-${name}`) : undefined;
+      const fd = traceFile ? openSync(traceFile, 'w') : undefined;
+      const startedAt = performance.now();
+      const p = start(process.execPath, [...(traceFile ? ['--trace-gc'] : []), '-e', ceilingProgram(busyUs, prelude), String(port)], { env, ...(fd !== undefined && { stdout: fd }) });
+      if (fd !== undefined) closeSync(fd);
       stops.push(() => stop(p));
       for (let t0 = Date.now(); !p.tail.includes('ready'); await sleep(50)) {
         if (p.exitCode !== null || Date.now() - t0 > 10_000) throw new Error(`the ceiling did not start: ${p.tail}`);
       }
-      return { pid: p.pid, port };
+      return { pid: p.pid, port, startedAt, traceFile };
     };
     // the child's env is this process's (bench-procs.mjs, start()): set for its start, then put back
     const withEnv = async (vars, run) => {
@@ -244,25 +296,27 @@ async function main() {
         }
       }
     };
-    const startKd = (preload, busyUs = 0, env = {}) => {
+    const startKd = (name, preload, busyUs = 0, env = {}) => {
       const base = process.env.KUBEDNS_BENCH_NODE_OPTIONS ?? m.env.kubedns.NODE_OPTIONS ?? '';
-      const vars = preload
-        ? { KUBEDNS_BENCH_NODE_OPTIONS: `${base} --require ${new URL('./bench-tail-preload.cjs', import.meta.url).pathname}`, KUBEDNS_TAIL_BUSY_US: String(busyUs) }
-        : {};
+      const vars = {
+        ...(preload && { KUBEDNS_BENCH_NODE_OPTIONS: `${base} --require ${new URL('./bench-tail-preload.cjs', import.meta.url).pathname}`, KUBEDNS_TAIL_BUSY_US: String(busyUs) }),
+        // startKubeDns's trace (scripts/bench-procs.mjs): the file it names is returned
+        ...(opt.scavenges && { KUBEDNS_BENCH_TRACE_GC: join(work, `gc-${name}`) }),
+      };
       return withEnv(vars, async () => {
         const kd = await startKubeDns({ ...m, env: { ...m.env, kubedns: { ...m.env.kubedns, ...env } } }, api, configDir);
         stops.push(() => stop(kd.p));
-        return { pid: kd.p.pid, port: kd.port, metrics: kd.metrics };
+        return { pid: kd.p.pid, port: kd.port, metrics: kd.metrics, startedAt: kd.startedAt, traceFile: kd.traceFile };
       });
     };
     const kinds = {
-      'kube-dns': () => startKd(false),
-      'kube-dns+env': () => startKd(false, 0, KD_ENV),
-      'kd-process': () => startKd(true),
-      'kd-process+busy': () => startKd(true, BUSY_US),
-      ceiling: () => startCeiling(0),
-      'ceiling+busy': () => startCeiling(BUSY_US),
-      ...Object.fromEntries(Object.entries(CEILING_PRELUDES).map(([k, prelude]) => [`ceiling+${k}`, () => startCeiling(0, prelude)])),
+      'kube-dns': () => startKd('kube-dns', false),
+      'kube-dns+env': () => startKd('kube-dns+env', false, 0, KD_ENV),
+      'kd-process': () => startKd('kd-process', true),
+      'kd-process+busy': () => startKd('kd-process+busy', true, BUSY_US),
+      ceiling: () => startCeiling(0, undefined, 'ceiling'),
+      'ceiling+busy': () => startCeiling(BUSY_US, undefined, 'ceiling+busy'),
+      ...Object.fromEntries(Object.entries(CEILING_PRELUDES).map(([k, prelude]) => [`ceiling+${k}`, () => startCeiling(0, prelude, `ceiling+${k}`)])),
     };
     const servers = [];
     for (const name of SERVERS) {
@@ -289,8 +343,10 @@ async function main() {
         const c0 = childrenCpuMs();
         const loop = s.metrics ? loopDelays(s.metrics) : undefined;
         const place = opt.placement ? placement(s.pid) : undefined;
-        const r = await dnsperf(s.port, file, { seconds: SECONDS, qps: RATE });
+        const fromMs = performance.now() - s.startedAt;
+        const r = await dnsperf(s.port, file, { seconds: SECONDS, qps: RATE, inOrder: opt.scavenges });
         const t = threadDelta(s.pid, a, threads(s.pid));
+        if (opt.scavenges) t.gc = scavengeClusters(r.inOrder, r.p99Ms, readFileSync(s.traceFile, 'utf8'), fromMs);
         const placed = place ? ((await place.end()) ?? 'dnsperf not found') : undefined;
         t.loop = await loop?.end();
         t.clientUs = ((childrenCpuMs() - c0) * 1000) / r.samples;
@@ -298,6 +354,7 @@ async function main() {
         process.stdout.write(`  ${pad(s.name, 16)} p50 ${pad(r.p50Ms, 6)} p99 ${pad(r.p99Ms, 6)} p99.9 ${pad(r.p999Ms, 7)}` +
           ` main thread ${(t.mainMs * 1000 / r.samples).toFixed(1)} us/query, waited ${t.waitMs.toFixed(0)} ms for a CPU, ${t.invol} involuntary switches, ${t.migr} moves to another CPU; other threads ${t.helpersMs.toFixed(0)} ms; dnsperf ${t.clientUs.toFixed(1)} us/query` +
           (t.loop ? `; loop delay max ${t.loop.maxMs.toFixed(2)} ms, stalls over 5 ms: ${t.loop.cpuWait} waiting for a CPU, ${t.loop.own} its own` : '') +
+          (t.gc ? `; ${t.gc.scavenges} scavenges (median pause ${t.gc.medianPauseMs} ms), slow replies in ${t.gc.clusters} clusters, ${t.gc.matched} beginning in a scavenge (${t.gc.chance} by chance)` : '') +
           (typeof placed === 'string' ? `; placement: ${placed}` : '') +
           (Array.isArray(placed) ? `; dnsperf's busy threads (CPU s, share of samples on the server's CPU): ${placed.map((x) => `${(x.ticks / 100).toFixed(2)} s ${Math.round(x.sameCpu * 100)}%`).join(', ')}` : '') + '\n');
       }
@@ -309,7 +366,8 @@ async function main() {
       const loops = rs.map((x) => x.t.loop).filter(Boolean);
       process.stdout.write(`  ${pad(name, 16)} ${pad(median(rs.map((x) => x.r.p99Ms)), 7)} ${p.p50Ms} / ${p.p99Ms} / ${p.p999Ms}` +
         `   ${avg((x) => (x.t.mainMs * 1000) / x.r.samples).toFixed(1)} us, ${avg((x) => x.t.waitMs).toFixed(0)} ms, ${avg((x) => x.t.invol).toFixed(0)}, ${avg((x) => x.t.migr).toFixed(0)}, ${avg((x) => x.t.helpersMs).toFixed(0)} ms, ${avg((x) => x.t.clientUs).toFixed(1)} us` +
-        (loops.length ? `; loop delay max ${Math.max(...loops.map((l) => l.maxMs)).toFixed(2)} ms, stalls over 5 ms ${loops.reduce((n, l) => n + l.cpuWait, 0)} waiting / ${loops.reduce((n, l) => n + l.own, 0)} own` : '') + '\n');
+        (loops.length ? `; loop delay max ${Math.max(...loops.map((l) => l.maxMs)).toFixed(2)} ms, stalls over 5 ms ${loops.reduce((n, l) => n + l.cpuWait, 0)} waiting / ${loops.reduce((n, l) => n + l.own, 0)} own` : '') +
+        (opt.scavenges ? `; ${rs.reduce((n, x) => n + x.t.gc.matched, 0)} of ${rs.reduce((n, x) => n + x.t.gc.clusters, 0)} slow clusters began in one of ${rs.reduce((n, x) => n + x.t.gc.scavenges, 0)} scavenges (${rs.reduce((n, x) => n + x.t.gc.chance, 0)} by chance)` : '') + '\n');
     }
   } finally {
     for (const f of stops.reverse()) await f();
