@@ -4,17 +4,8 @@
 // gives any of its work to a background thread.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { clusterIPService, startFakeApiServer } from '@kube-dns/testkit';
-import { startTracedKubeDns } from './traced-binary.js';
-
-// A child process sending queries for unique names as fast as it can for `seconds`.
-const FLOOD = `const s = require('node:dgram').createSocket('udp4'); const [port, seconds] = process.argv.slice(1).map(Number);
-const end = Date.now() + seconds * 1000; let n = 0;
-function q(name) { const b = [0, 0, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0]; for (const l of name.split('.')) { b.push(l.length); for (const c of l) b.push(c.charCodeAt(0)); } b.push(0, 0, 1, 0, 1); return Buffer.from(b); }
-function burst() { for (let i = 0; i < 200; i++, n++) s.send(q('x' + n + '.example.com.ns' + (n % 20) + '.svc.cluster.local'), port, '127.0.0.1');
-  if (Date.now() < end) setImmediate(burst); else setTimeout(() => process.exit(0), 200); } burst();`;
-
+import { sendQueries, startTracedKubeDns } from './traced-binary.js';
 
 test('under a flood, every scavenge runs on the event loop thread alone', { timeout: 90_000 }, async (t) => {
   const api = await startFakeApiServer();
@@ -22,8 +13,8 @@ test('under a flood, every scavenge runs on the event loop thread alone', { time
   for (let i = 0; i < 1000; i++) api.upsert('services', clusterIPService(`ns${i % 20}`, `svc${i}`, [`10.96.${i >> 8}.${i & 255}`]));
   const kd = await startTracedKubeDns(t, api, ['--trace-gc-nvp']);
   const from = kd.output().length; // the collections of loading the bundle came before main() set anything
-  const flood = spawn(process.execPath, ['-e', FLOOD, String(kd.dnsPort), '3'], { stdio: 'ignore' });
-  await new Promise((r) => flood.once('exit', r));
+  // unique names, as fast as the sender can
+  await sendQueries(t, kd.dnsPort, 3, { nameOfN: "'x' + n + '.example.com.ns' + (n % 20) + '.svc.cluster.local'", perBurst: 200, pauseMs: 0 });
   const scavenges = kd.output().slice(from).split('\n').filter((l) => / gc=s /.test(l));
   assert.ok(scavenges.length >= 20, `the flood caused scavenges (${scavenges.length})`);
   const helped = scavenges.filter((l) => Number(/ background\.scavenge\.parallel=([\d.]+)/.exec(l)?.[1] ?? NaN) !== 0);

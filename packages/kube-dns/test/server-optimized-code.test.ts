@@ -6,22 +6,11 @@
 // running binary.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { clusterIPService, startFakeApiServer } from '@kube-dns/testkit';
-import { startTracedKubeDns } from './traced-binary.js';
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-// A child process sending, as fast as it can for `seconds`, what a cluster sends: names of
-// Services and search-path expansions that do not exist (NXDOMAIN), each of the latter unique.
-const TRAFFIC = `const s = require('node:dgram').createSocket('udp4'); const [port, seconds] = process.argv.slice(1).map(Number);
-const end = Date.now() + seconds * 1000; let n = 0;
-function q(name) { const b = [0, 0, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0]; for (const l of name.split('.')) { b.push(l.length); for (const c of l) b.push(c.charCodeAt(0)); } b.push(0, 0, 1, 0, 1); return Buffer.from(b); }
-function burst() { for (let i = 0; i < 100; i++, n++) s.send(q(n % 2 ? 'svc' + (n % 100) + '.ns' + (n % 20) + '.svc.cluster.local' : 'x' + n + '.example.com.ns' + (n % 20) + '.svc.cluster.local'), port, '127.0.0.1');
-  if (Date.now() < end) setTimeout(burst, 2); else setTimeout(() => process.exit(0), 200); } burst();`;
+import { sendQueries, sleep, startTracedKubeDns } from './traced-binary.js';
 
 // Loaded into kube-dns with --require: a full collection on SIGUSR2, as V8's memory reducer or
 // kube-dns's heap settler run one when the loop goes quiet, but at the moment the test chooses.
@@ -41,9 +30,9 @@ test('a full collection in a quiet spell does not throw away the query path\'s o
   writeFileSync(preload, FULL_GC_ON_SIGNAL);
   const kd = await startTracedKubeDns(t, api, ['--trace-opt', '--trace-deopt', '--expose-gc', '--require', preload]);
   const optimized = (fn: string) => new RegExp(`\\[completed optimizing \\S+ <JSFunction ${fn} `).test(kd.output());
-  const traffic = spawn(process.execPath, ['-e', TRAFFIC, String(kd.dnsPort), '3'], { stdio: 'ignore' });
-  t.after(() => traffic.kill('SIGKILL'));
-  await new Promise((r) => traffic.once('exit', r));
+  // what a cluster sends: names of Services, and search-path expansions that do not exist
+  // (NXDOMAIN), each of the latter unique
+  await sendQueries(t, kd.dnsPort, 3, { nameOfN: "n % 2 ? 'svc' + (n % 100) + '.ns' + (n % 20) + '.svc.cluster.local' : 'x' + n + '.example.com.ns' + (n % 20) + '.svc.cluster.local'", perBurst: 100, pauseMs: 2 });
   assert.deepEqual(QUERY_PATH.filter((fn) => !optimized(fn)), [], 'the traffic got the query path optimized');
 
   await sleep(1000); // quiet: no query is alive any more

@@ -1,6 +1,7 @@
 // kube-dns's binary (bin/kube-dns.js, the bundle the image runs) started with node flags of a
 // test's choosing, V8's traces among them, under the manifest's NODE_OPTIONS, and its standard
-// output collected: for tests that read what V8 says of the running server.
+// output collected: for tests that read what V8 says of the running server. And the traffic they
+// send it, from a process of its own.
 import type { TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -9,7 +10,7 @@ import { freePort, type FakeApiServer } from '@kube-dns/testkit';
 import { manifestNodeOptions } from './pod-through-dnsmasq.js';
 
 const BIN = fileURLToPath(new URL('../../bin/kube-dns.js', import.meta.url));
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export interface TracedKubeDns {
   dnsPort: number;
@@ -34,4 +35,20 @@ export async function startTracedKubeDns(t: TestContext, api: FakeApiServer, nod
     await sleep(50);
   }
   return { dnsPort, process: kd, output: () => out };
+}
+
+/**
+ * Sends A queries over UDP to 127.0.0.1:`port` for `seconds` from a child process, `perBurst` at a
+ * time, a burst every `pauseMs` ms (0: again at once), and resolves when it is done. `nameOfN` is
+ * a JavaScript expression of n, the query's number: the name it asks.
+ */
+export async function sendQueries(t: TestContext, port: number, seconds: number, o: { nameOfN: string; perBurst: number; pauseMs: number }): Promise<void> {
+  const program = `const s = require('node:dgram').createSocket('udp4'); const [port, seconds] = process.argv.slice(1).map(Number);
+const end = Date.now() + seconds * 1000; let n = 0;
+function q(name) { const b = [0, 0, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0]; for (const l of name.split('.')) { b.push(l.length); for (const c of l) b.push(c.charCodeAt(0)); } b.push(0, 0, 1, 0, 1); return Buffer.from(b); }
+function burst() { for (let i = 0; i < ${o.perBurst}; i++, n++) s.send(q(${o.nameOfN}), port, '127.0.0.1');
+  if (Date.now() < end) ${o.pauseMs > 0 ? `setTimeout(burst, ${o.pauseMs})` : 'setImmediate(burst)'}; else setTimeout(() => process.exit(0), 200); } burst();`;
+  const child = spawn(process.execPath, ['-e', program, String(port), String(seconds)], { stdio: 'ignore' });
+  t.after(() => child.kill('SIGKILL'));
+  await new Promise((r) => child.once('exit', r));
 }
