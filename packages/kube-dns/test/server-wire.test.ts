@@ -3,10 +3,14 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildQuery, datas, exchange, query } from '@kube-dns/dns-client';
+import * as dnsPacket from 'dns-packet';
 import { Zone } from '../src/records/zone.js';
-import { clusterIP, ep, headless, port, slice } from './resolve-fixtures.js';
+import { AbsentNames } from '../src/resolve/absent.js';
+import { encodeNegative } from '../src/server/encode.js';
+import { parseQuery } from '../src/server/wire.js';
+import { OPTS, clusterIP, ep, headless, port, slice } from './resolve-fixtures.js';
 import { startStack } from './server-stack.js';
-import { labelsOf, rawQuery, sameLabels, walkReply } from './wire-check.js';
+import { labelsOf, rawQuery, readName, sameLabels, walkReply } from './wire-check.js';
 
 test('qtypes a client makes up are counted under one "other" label, not one series each', async (t) => {
   const s = await startStack();
@@ -221,4 +225,104 @@ test('each query is counted under its system: reverse for PTR names under in-add
   await query(s.server, { name: 'nosuch.default.svc.cluster.local', type: 'A' });
   assert.equal(await count('auth'), 2);
   assert.equal(await count('reverse'), 2);
+});
+
+/** The SOA record of a negative reply: where it starts, its owner and names (pointers followed), and how its names are written. */
+function negativeSoa(reply: Buffer) {
+  const w = walkReply(reply);
+  const rec = w.records.find((r) => r.section === 'authority');
+  assert.ok(rec, 'an authority record');
+  assert.equal(rec.type, 6, 'an SOA');
+  // the owner starts after the question (four octets of type and class after its name)
+  const start = readName(reply, 12).end + 4;
+  const mname = readName(reply, rec.rdataOffset);
+  const rname = readName(reply, mname.end);
+  return {
+    start,
+    ownerIsPointer: (reply[start]! & 0xc0) === 0xc0,
+    ownerTarget: ((reply[start]! & 0x3f) << 8) | reply[start + 1]!,
+    owner: rec.owner.map((l) => l.toString('latin1')).join('.'),
+    mname: mname.labels.map((l) => l.toString('latin1')).join('.'),
+    rname: rname.labels.map((l) => l.toString('latin1')).join('.'),
+    /** octets the record takes in the reply */
+    size: rname.end + 20 - start,
+  };
+}
+
+test('negative answers carry the zone SOA with its names compressed, and every client reads the same SOA', async (t) => {
+  const zone = new Zone();
+  zone.setService(clusterIP('default', 'web', ['10.0.0.5'], [port('http', 80)]));
+  // the handler as the server runs it (common NXDOMAINs decided from the bytes), and one that always resolves
+  const fast = await startStack({ zone, handler: { absent: new AbsentNames(OPTS, zone.presence) } });
+  t.after(fast.stop);
+  const full = await startStack({ zone });
+  t.after(full.stop);
+  const zoneSoa = (await query(full.server, { name: 'cluster.local', type: 'SOA' })).packet.answers?.[0];
+  assert.equal(zoneSoa?.type, 'SOA');
+  // written out, the SOA at cluster.local takes 15 + 10 + 22 + 26 + 20 = 93 octets; compressed, the
+  // owner is a pointer and the two names end in one: 2 + 10 + (7 + 2) + (11 + 2) + 20 = 54
+  const cases: { labels: Buffer[]; qtype: number; rcode: number; compressed: boolean }[] = [
+    { labels: labelsOf('nosuch.default.svc.cluster.local'), qtype: 1, rcode: 3, compressed: true }, // a search-path expansion
+    { labels: labelsOf('example.com.svc.cluster.local'), qtype: 28, rcode: 3, compressed: true },
+    { labels: labelsOf('example.com.cluster.local'), qtype: 1, rcode: 3, compressed: true },
+    { labels: labelsOf('web.default.svc.cluster.local'), qtype: 28, rcode: 0, compressed: true }, // NODATA: no AAAA
+    { labels: labelsOf('cluster.local'), qtype: 28, rcode: 0, compressed: true }, // the zone itself
+    // the client's spelling of the zone is not borrowed: the owner is written out
+    { labels: labelsOf('NoSuch.default.svc.ClUsTeR.LoCaL'), qtype: 1, rcode: 3, compressed: false },
+    { labels: labelsOf('web.default.svc.CLUSTER.local'), qtype: 28, rcode: 0, compressed: false },
+  ];
+  for (const c of cases) {
+    const shown = c.labels.map((l) => l.toString('latin1')).join('.');
+    for (const [server, path] of [[fast.server, 'from the bytes'], [full.server, 'resolved']] as const) {
+      for (const edns of [undefined, 1232]) {
+        for (const transport of ['udp', 'tcp'] as const) {
+          const reply = await exchange(server, rawQuery(11, c.labels, c.qtype, edns), transport, 2000);
+          const what = `${shown} (${path}, ${transport}, EDNS ${edns ?? 'off'})`;
+          assert.equal(reply[3]! & 0xf, c.rcode, what);
+          assert.equal(reply.readUInt16BE(6), 0, `no answer for ${what}`);
+          const soa = negativeSoa(reply); // walkReply: every name and record in bounds, nothing after the last
+          assert.equal(soa.owner, 'cluster.local', what);
+          assert.equal(soa.mname, 'ns.dns.cluster.local', what);
+          assert.equal(soa.rname, 'hostmaster.cluster.local', what);
+          assert.equal(soa.ownerIsPointer, c.compressed, what);
+          // compressed, the owner points at the zone's labels ending the question; written out, 15
+          // octets, with the two names pointing at it
+          assert.equal(soa.size, c.compressed ? 54 : 15 + 10 + 9 + 13 + 20, what);
+          if (c.compressed) assert.equal(soa.ownerTarget, soa.start - 4 - 15, what);
+          // and the record decodes to the zone's SOA, the one an SOA query answers
+          assert.deepEqual(dnsPacket.decode(reply).authorities?.[0], zoneSoa, what);
+        }
+      }
+    }
+  }
+});
+
+test('the negative template compresses only where a name truly ends with the SOA owner', () => {
+  const soaOf = (mname: string): dnsPacket.Answer => ({ name: 'cluster.local', type: 'SOA', ttl: 30, class: 'IN', data: { mname, rname: 'hostmaster.cluster.local', serial: 7, refresh: 28800, retry: 7200, expire: 604800, minimum: 30 } });
+  const negative = (labels: Buffer[], soa: dnsPacket.Answer, limit = 512) => {
+    const bytes = rawQuery(5, labels, 1);
+    const q = parseQuery(bytes);
+    assert.ok(q.ok);
+    return encodeNegative(bytes, q, 3, true, soa, limit);
+  };
+  // the question's last 15 octets read \x07cluster\x05local\x00, but inside a label: no pointer there
+  const inside = [Buffer.from('a\x07cluster', 'latin1'), Buffer.from('local')];
+  const r1 = negative(inside, soaOf('ns.dns.cluster.local'))!;
+  const s1 = negativeSoa(r1);
+  assert.equal(s1.ownerIsPointer, false);
+  assert.deepEqual([s1.owner, s1.mname, s1.rname], ['cluster.local', 'ns.dns.cluster.local', 'hostmaster.cluster.local']);
+  // a primary name outside the zone is written out; the mailbox still points at the owner
+  const r2 = negative(labelsOf('nosuch.default.svc.cluster.local'), soaOf('ns1.example.org'))!;
+  const s2 = negativeSoa(r2);
+  assert.equal(s2.ownerIsPointer, true);
+  assert.deepEqual([s2.owner, s2.mname, s2.rname], ['cluster.local', 'ns1.example.org', 'hostmaster.cluster.local']);
+  assert.equal(s2.size, 2 + 10 + 17 + 13 + 20);
+  // a name that only looks like the zone's end ("xcluster.local") is no suffix of it
+  const r3 = negative(labelsOf('a.xcluster.local'), soaOf('ns.xcluster.local'))!;
+  const s3 = negativeSoa(r3);
+  assert.equal(s3.ownerIsPointer, false);
+  assert.deepEqual([s3.owner, s3.mname], ['cluster.local', 'ns.xcluster.local']);
+  // the size limit counts the compressed form: 12 + 38 (question) + 54 fits 104 octets, not 103
+  assert.ok(negative(labelsOf('nosuch.default.svc.cluster.local'), soaOf('ns.dns.cluster.local'), 104));
+  assert.equal(negative(labelsOf('nosuch.default.svc.cluster.local'), soaOf('ns.dns.cluster.local'), 103), undefined);
 });

@@ -187,23 +187,123 @@ export function fitRelayed(reply: Buffer, query: Buffer, q: ParsedQuery, limit: 
   return out;
 }
 
-/** Wire forms of SOA records (one per zone: see zoneSoa), for negative answers. */
-const soaWire = new WeakMap<RR, Buffer>();
+/**
+ * A negative answer's authority record in wire form, twice over, with its names compressed (RFC
+ * 1035 4.1.4) as CoreDNS and the DNS library of the original kube-dns write them: the zone's SOA
+ * written out is 93 octets at cluster.local, compressed 54, and it is in most of the replies a
+ * cluster gets (the search-path expansions). The targets of the pointers depend on the reply, so
+ * each form keeps where its pointers go (`slots`) and encodeNegative writes them:
+ * - `inQuestion`: the owner is a pointer to the zone's labels at the end of the question, and so
+ *   are the ends of the SOA's two names when they lie under the zone. For a question that ends
+ *   with the owner's exact bytes: a client's own spelling of the zone (CLUSTER.local) is never
+ *   borrowed, so every client reads the owner as the zone spells it;
+ * - `standalone`: the owner written out after the question, and the two names pointing to it.
+ * Any other record (never an SOA we did not make, but the autopath path passes what it has) is
+ * kept as dns-packet wrote it, in both forms, with no slots.
+ */
+interface NegativeTemplate {
+  /** The owner's wire labels, to find at the end of the question; undefined: never compress. */
+  owner: Uint8Array | undefined;
+  inQuestion: Uint8Array;
+  inQuestionSlots: readonly number[];
+  standalone: Uint8Array;
+  standaloneSlots: readonly number[];
+}
+const negativeTemplates = new WeakMap<RR, NegativeTemplate>();
+const TYPE_SOA = 6;
+
+/** End of the uncompressed name at `off` in `b` (dns-packet's output: no pointers). */
+function nameEnd(b: Uint8Array, off: number): number {
+  while (b[off] !== 0) off += b[off]! + 1;
+  return off + 1;
+}
+
+/**
+ * The name b[start, end) with its ending `owner` (whole labels, exact bytes) replaced by a pointer
+ * placeholder: [bytes, offset of the placeholder], or [the name as it is, -1].
+ */
+function pointToOwner(b: Uint8Array, start: number, end: number, owner: Uint8Array): [Uint8Array, number] {
+  for (let p = start; p < end - 1; p += b[p]! + 1) {
+    if (end - p === owner.length && Buffer.compare(b.subarray(p, end), owner) === 0) {
+      const out = new Uint8Array(p - start + 2);
+      out.set(b.subarray(start, p));
+      return [out, p - start];
+    }
+  }
+  return [b.slice(start, end), -1];
+}
+
+function negativeTemplate(rr: RR): NegativeTemplate | undefined {
+  const wire = encodeRR(rr);
+  if (!wire) return undefined;
+  const ownerEnd = nameEnd(wire, 0);
+  const asWritten = { owner: undefined, inQuestion: wire, inQuestionSlots: [], standalone: wire, standaloneSlots: [] };
+  // the root as owner has nothing to share (and a pointer to the question's last octet would be silly)
+  if (wire[ownerEnd] !== 0 || wire[ownerEnd + 1] !== TYPE_SOA || ownerEnd === 1) return asWritten;
+  const owner = wire.slice(0, ownerEnd);
+  const rdata = ownerEnd + 10;
+  const mEnd = nameEnd(wire, rdata);
+  const rEnd = nameEnd(wire, mEnd);
+  const [mname, mSlot] = pointToOwner(wire, rdata, mEnd, owner);
+  const [rname, rSlot] = pointToOwner(wire, mEnd, rEnd, owner);
+  const rest = wire.subarray(rEnd); // serial, refresh, retry, expire, minimum
+  const build = (ownerBytes: Uint8Array): [Uint8Array, number[]] => {
+    const fields = wire.subarray(ownerEnd, rdata); // type, class, ttl, rdlength (rewritten below)
+    const rdlen = mname.length + rname.length + rest.length;
+    const out = new Uint8Array(ownerBytes.length + fields.length + rdlen);
+    let o = 0;
+    out.set(ownerBytes, o);
+    o += ownerBytes.length;
+    out.set(fields, o);
+    put16(out, o + 8, rdlen);
+    o += fields.length;
+    const slots: number[] = [];
+    if (mSlot >= 0) slots.push(o + mSlot);
+    out.set(mname, o);
+    o += mname.length;
+    if (rSlot >= 0) slots.push(o + rSlot);
+    out.set(rname, o);
+    o += rname.length;
+    out.set(rest, o);
+    return [out, slots];
+  };
+  const [inQuestion, qSlots] = build(new Uint8Array(2));
+  const [standalone, standaloneSlots] = build(owner);
+  return { owner, inQuestion, inQuestionSlots: [0, ...qSlots], standalone, standaloneSlots };
+}
+
+/**
+ * Where the question's name ends with `owner`'s exact bytes, starting a label: the offset of those
+ * labels in the query, or -1. The question was checked by parseQuery (lengths, no pointers).
+ */
+function ownerInQuestion(query: Uint8Array, nameEndAt: number, owner: Uint8Array): number {
+  const at = nameEndAt - owner.length;
+  if (at < 12) return -1;
+  for (let i = 0; i < owner.length; i++) if (query[at + i] !== owner[i]) return -1;
+  let p = 12;
+  while (p < at) p += query[p]! + 1;
+  return p === at ? at : -1;
+}
 
 /**
  * NXDOMAIN or NODATA: header, the question copied, the zone's SOA in authority, OPT. Built from
- * the SOA's wire form kept once per zone, so the most common reply a cluster sends (the
- * search-path expansions of external names, all NXDOMAIN) costs one allocation and three copies
- * instead of a dns-packet encode. Undefined when the SOA cannot be encoded or does not fit.
+ * the SOA's wire forms kept once per zone (NegativeTemplate), so the most common reply a cluster
+ * sends (the search-path expansions of external names, all NXDOMAIN) costs one allocation, three
+ * copies and the pointers written, instead of a dns-packet encode. Undefined when the SOA cannot
+ * be encoded or does not fit.
  */
 export function encodeNegative(query: Buffer, q: ParsedQuery, rcode: number, aa: boolean, soa: RR, limit: number): Buffer | undefined {
-  let rr = soaWire.get(soa);
-  if (!rr) {
-    rr = encodeRR(soa);
-    if (!rr) return undefined;
-    soaWire.set(soa, rr);
+  let tpl = negativeTemplates.get(soa);
+  if (!tpl) {
+    tpl = negativeTemplate(soa);
+    if (!tpl) return undefined;
+    negativeTemplates.set(soa, tpl);
   }
   const qlen = q.questionEnd - 12;
+  const inQuestion = tpl.owner ? ownerInQuestion(query, q.questionEnd - 4, tpl.owner) : -1;
+  const rr = inQuestion >= 0 ? tpl.inQuestion : tpl.standalone;
+  const slots = inQuestion >= 0 ? tpl.inQuestionSlots : tpl.standaloneSlots;
+  const target = inQuestion >= 0 ? inQuestion : 12 + qlen;
   const size = 12 + qlen + rr.length + (q.edns ? 11 : 0);
   if (size > limit) return undefined;
   const out = Buffer.allocUnsafe(size);
@@ -215,8 +315,10 @@ export function encodeNegative(query: Buffer, q: ParsedQuery, rcode: number, aa:
   put16(out, 8, 1); // nscount
   put16(out, 10, q.edns ? 1 : 0);
   copyBytes(query, 12, q.questionEnd, out, 12);
-  out.set(rr, 12 + qlen);
-  if (q.edns) writeOpt(out, 12 + qlen + rr.length, q);
+  const at = 12 + qlen;
+  out.set(rr, at);
+  for (let i = 0; i < slots.length; i++) put16(out, at + slots[i]!, 0xc000 | target);
+  if (q.edns) writeOpt(out, at + rr.length, q);
   return out;
 }
 
