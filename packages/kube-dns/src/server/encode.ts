@@ -189,17 +189,17 @@ export function fitRelayed(reply: Buffer, query: Buffer, q: ParsedQuery, limit: 
 
 /**
  * A negative answer's authority record in wire form, twice over, with its names compressed (RFC
- * 1035 4.1.4) as CoreDNS and the DNS library of the original kube-dns write them: the zone's SOA
- * written out is 93 octets at cluster.local, compressed 54, and it is in most of the replies a
- * cluster gets (the search-path expansions). The targets of the pointers depend on the reply, so
- * each form keeps where its pointers go (`slots`) and encodeNegative writes them:
- * - `inQuestion`: the owner is a pointer to the zone's labels at the end of the question, and so
- *   are the ends of the SOA's two names when they lie under the zone. For a question that ends
- *   with the owner's exact bytes: a client's own spelling of the zone (CLUSTER.local) is never
- *   borrowed, so every client reads the owner as the zone spells it;
- * - `standalone`: the owner written out after the question, and the two names pointing to it.
- * Any other record (never an SOA we did not make, but the autopath path passes what it has) is
- * kept as dns-packet wrote it, in both forms, with no slots.
+ * 1035 4.1.4) as CoreDNS writes them: the zone's SOA written out is 93 octets at cluster.local,
+ * compressed 54, and it is in most of the replies a cluster gets (the search-path expansions).
+ * The pointers' target depends on the reply, so each form keeps where its pointers go (`slots`)
+ * and encodeNegative writes them:
+ * - `inQuestion`: the owner is a pointer to the zone's labels at the end of the question, and the
+ *   SOA's two names, when they lie under the zone, end in the same pointer. Used when the
+ *   question ends with the owner's exact bytes: a client's own spelling of the zone
+ *   (CLUSTER.local) is never borrowed, so every client reads the owner as we spell it;
+ * - `standalone`: the owner written out after the question, the two names pointing to it.
+ * A record that is not an SOA (the autopath path passes whatever authority it has) is kept as
+ * dns-packet wrote it, in both forms, with no slots.
  */
 interface NegativeTemplate {
   /** The owner's wire labels, to find at the end of the question; undefined: never compress. */
@@ -230,7 +230,7 @@ function pointToOwner(b: Uint8Array, start: number, end: number, owner: Uint8Arr
       return [out, p - start];
     }
   }
-  return [b.slice(start, end), -1];
+  return [b.subarray(start, end), -1];
 }
 
 function negativeTemplate(rr: RR): NegativeTemplate | undefined {
@@ -240,7 +240,7 @@ function negativeTemplate(rr: RR): NegativeTemplate | undefined {
   const asWritten = { owner: undefined, inQuestion: wire, inQuestionSlots: [], standalone: wire, standaloneSlots: [] };
   // the root as owner has nothing to share (and a pointer to the question's last octet would be silly)
   if (wire[ownerEnd] !== 0 || wire[ownerEnd + 1] !== TYPE_SOA || ownerEnd === 1) return asWritten;
-  const owner = wire.slice(0, ownerEnd);
+  const owner = wire.subarray(0, ownerEnd);
   const rdata = ownerEnd + 10;
   const mEnd = nameEnd(wire, rdata);
   const rEnd = nameEnd(wire, mEnd);
