@@ -208,6 +208,42 @@ test('a cached answer lasts exactly as long as its service: changed, sliced, del
   assert.deepEqual(await ask('b'), { ips: ['10.0.0.2'], rcode: 'NOERROR', hit: true });
 });
 
+test('an AAAA a service has not (NODATA) comes from the response cache, and lasts exactly as long as the service', async (t) => {
+  // IPv4-only clusters: every lookup of a service by a pod's resolver asks its AAAA too
+  const s = await startStack();
+  t.after(s.stop);
+  s.zone.setService(clusterIP('default', 'a', ['10.0.0.1'], [port('http', 80)]));
+  const ask = async (labels: Buffer[]) => {
+    const hits = s.handler.cache.hits;
+    const reply = await exchange(s.server, rawQuery(21, labels, 28), 'udp', 2000);
+    const packet = dnsPacket.decode(reply);
+    const w = walkReply(reply);
+    return {
+      ips: datas(packet.answers),
+      rcode: ['NOERROR', 'FORMERR', 'SERVFAIL', 'NXDOMAIN'][reply[3]! & 0xf],
+      hit: s.handler.cache.hits > hits,
+      question: w.question.map((l) => l.toString('latin1')).join('.'),
+      soa: packet.authorities?.[0]?.name,
+    };
+  };
+  const a = labelsOf('a.default.svc.cluster.local');
+  const nodata = { ips: [], rcode: 'NOERROR', question: 'a.default.svc.cluster.local', soa: 'cluster.local' };
+  assert.deepEqual(await ask(a), { ...nodata, hit: false });
+  assert.deepEqual(await ask(a), { ...nodata, hit: true });
+  // another spelling hits the same entry: the question comes back as asked, the SOA as the zone spells it
+  assert.deepEqual(await ask(labelsOf('A.Default.SVC.CLUSTER.LOCAL')), { ...nodata, question: 'A.Default.SVC.CLUSTER.LOCAL', hit: true });
+  // the service gains an IPv6 address: the AAAA is answered, not the NODATA kept
+  s.zone.setService(clusterIP('default', 'a', ['10.0.0.1', 'fd00::1'], [port('http', 80)]));
+  assert.deepEqual(await ask(a), { ...nodata, ips: ['fd00::1'], soa: undefined, hit: false });
+  s.zone.setService(clusterIP('default', 'a', ['10.0.0.1'], [port('http', 80)]));
+  assert.deepEqual(await ask(a), { ...nodata, hit: false });
+  assert.deepEqual(await ask(a), { ...nodata, hit: true });
+  // gone: NXDOMAIN, and that is never kept (unique names would only churn the cache)
+  s.zone.deleteService('default', 'a');
+  assert.deepEqual(await ask(a), { ...nodata, rcode: 'NXDOMAIN', hit: false });
+  assert.deepEqual(await ask(a), { ...nodata, rcode: 'NXDOMAIN', hit: false });
+});
+
 test('each query is counted under its system: reverse for PTR names under in-addr.arpa, auth for the rest of our zone', async (t) => {
   const s = await startStack();
   t.after(s.stop);
@@ -265,8 +301,10 @@ test('negative answers carry the zone SOA with its names compressed, and every c
     { labels: labelsOf('nosuch.default.svc.cluster.local'), qtype: 1, rcode: 3, compressed: true }, // a search-path expansion
     { labels: labelsOf('example.com.svc.cluster.local'), qtype: 28, rcode: 3, compressed: true },
     { labels: labelsOf('example.com.cluster.local'), qtype: 1, rcode: 3, compressed: true },
-    { labels: labelsOf('web.default.svc.cluster.local'), qtype: 28, rcode: 0, compressed: true }, // NODATA: no AAAA
-    { labels: labelsOf('cluster.local'), qtype: 28, rcode: 0, compressed: true }, // the zone itself
+    // NODATA is kept in the response cache, whose hits write the asker's spelling of the question
+    // over the one kept: its SOA's owner is written out, never borrowed from the question
+    { labels: labelsOf('web.default.svc.cluster.local'), qtype: 28, rcode: 0, compressed: false }, // no AAAA
+    { labels: labelsOf('cluster.local'), qtype: 28, rcode: 0, compressed: false }, // the zone itself
     // the client's spelling of the zone is not borrowed: the owner is written out
     { labels: labelsOf('NoSuch.default.svc.ClUsTeR.LoCaL'), qtype: 1, rcode: 3, compressed: false },
     { labels: labelsOf('web.default.svc.CLUSTER.local'), qtype: 28, rcode: 0, compressed: false },

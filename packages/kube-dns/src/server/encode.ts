@@ -39,7 +39,7 @@ export interface Encoded {
  * 32 bytes per cache entry). Measured on a cache hit with cold caches: no difference beyond the
  * noise (4.2-4.9 µs before, 4.4-5.3 after), so it is kept for the memory only.
  */
-const QUESTION_NAME_ONLY: readonly number[] = Object.freeze([12]);
+export const QUESTION_NAME_ONLY: readonly number[] = Object.freeze([12]);
 
 /** The most a reply may take: 512 without EDNS, min(client's size, 1232) with it; 65535 over TCP. */
 export function replyLimit(q: ParsedQuery, transport: 'udp' | 'tcp'): number {
@@ -292,7 +292,7 @@ function ownerInQuestion(query: Uint8Array, nameEndAt: number, owner: Uint8Array
  * copies and the pointers written, instead of a dns-packet encode. Undefined when the SOA cannot
  * be encoded or does not fit.
  */
-export function encodeNegative(query: Buffer, q: ParsedQuery, rcode: number, aa: boolean, soa: RR, limit: number): Buffer | undefined {
+export function encodeNegative(query: Buffer, q: ParsedQuery, rcode: number, aa: boolean, soa: RR, limit: number, standalone = false): Buffer | undefined {
   let tpl = negativeTemplates.get(soa);
   if (!tpl) {
     tpl = negativeTemplate(soa);
@@ -300,7 +300,7 @@ export function encodeNegative(query: Buffer, q: ParsedQuery, rcode: number, aa:
     negativeTemplates.set(soa, tpl);
   }
   const qlen = q.questionEnd - 12;
-  const inQuestion = tpl.owner ? ownerInQuestion(query, q.questionEnd - 4, tpl.owner) : -1;
+  const inQuestion = tpl.owner && !standalone ? ownerInQuestion(query, q.questionEnd - 4, tpl.owner) : -1;
   const rr = inQuestion >= 0 ? tpl.inQuestion : tpl.standalone;
   const slots = inQuestion >= 0 ? tpl.inQuestionSlots : tpl.standaloneSlots;
   const target = inQuestion >= 0 ? inQuestion : 12 + qlen;

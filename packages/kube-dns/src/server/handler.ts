@@ -11,7 +11,7 @@ import type { Autopath, AutopathAnswer } from '../autopath/autopath.js';
 import type { AbsentNames } from '../resolve/absent.js';
 import type { ZoneReader } from '../records/types.js';
 import type { Resolution } from '../resolve/types.js';
-import { encodeNegative, encodeRcode, encodeReply, fitRelayed, rcodeNumber, replyLimit } from './encode.js';
+import { QUESTION_NAME_ONLY, encodeNegative, encodeRcode, encodeReply, fitRelayed, rcodeNumber, replyLimit } from './encode.js';
 import { MalformedQueries } from './malformed.js';
 import { DROP } from './reply-budget.js';
 import { ResponseCache } from './response-cache.js';
@@ -179,10 +179,20 @@ export class DnsHandler {
 
     const rcode = rcodeNumber(r.rcode);
     if (r.answers.length === 0 && r.authorities.length === 1 && r.authorities[0]!.type === 'SOA' && r.additionals.length === 0) {
-      // NXDOMAIN / NODATA: built from a template faster than a cache hit, so never cached (unique
-      // names, the bulk of a cluster's traffic, would only churn the cache)
-      const neg = encodeNegative(query, q, rcode, r.aa, r.authorities[0]!, limit);
-      if (neg) return this.done(q, neg, transport, started, system, false);
+      // NXDOMAIN / NODATA, built from a template. NXDOMAIN is never cached: unique names, the bulk
+      // of a cluster's traffic, would only churn the cache. NODATA is, like the positive answers
+      // it pairs with (the AAAA a pod's resolver asks with every A in an IPv4-only cluster): a hit
+      // skips the name strings and the resolver. Its SOA's owner is written out (standalone),
+      // since a hit writes the asker's spelling over the question a compressed owner points into.
+      const nodata = rcode === RCODE.NOERROR;
+      const neg = encodeNegative(query, q, rcode, r.aa, r.authorities[0]!, limit, nodata);
+      if (neg) {
+        if (nodata) {
+          const cell = this.opts.zone.depCell?.(r.dep);
+          this.cache.set(query, q, limit, neg, QUESTION_NAME_ONLY, r.dep, cell, cell ? cell.gen : this.opts.zone.depGeneration(r.dep), false);
+        }
+        return this.done(q, neg, transport, started, system, false);
+      }
     }
     const cell = this.opts.zone.depCell?.(r.dep);
     const gen = cell ? cell.gen : this.opts.zone.depGeneration(r.dep);
