@@ -2,7 +2,7 @@
 // 0x20 case and unknown qtypes survive untouched); records are encoded with dns-packet.
 import { Buffer } from 'node:buffer';
 import * as dnsPacket from 'dns-packet';
-import { Flag, RCODE, TYPE_OPT, copyBytes, put16, type ParsedQuery } from './wire.js';
+import { Flag, RCODE, TYPE_OPT, copyBytes, put16, skipName, type ParsedQuery } from './wire.js';
 import type { Rcode } from '../resolve/types.js';
 
 type RR = dnsPacket.Answer;
@@ -212,12 +212,6 @@ interface NegativeTemplate {
 const negativeTemplates = new WeakMap<RR, NegativeTemplate>();
 const TYPE_SOA = 6;
 
-/** End of the uncompressed name at `off` in `b` (dns-packet's output: no pointers). */
-function nameEnd(b: Uint8Array, off: number): number {
-  while (b[off] !== 0) off += b[off]! + 1;
-  return off + 1;
-}
-
 /**
  * The name b[start, end) with its ending `owner` (whole labels, exact bytes) replaced by a pointer
  * placeholder: [bytes, offset of the placeholder], or [the name as it is, -1].
@@ -236,14 +230,15 @@ function pointToOwner(b: Uint8Array, start: number, end: number, owner: Uint8Arr
 function negativeTemplate(rr: RR): NegativeTemplate | undefined {
   const wire = encodeRR(rr);
   if (!wire) return undefined;
-  const ownerEnd = nameEnd(wire, 0);
+  const ownerEnd = skipName(wire, 0);
   const asWritten = { owner: undefined, inQuestion: wire, inQuestionSlots: [], standalone: wire, standaloneSlots: [] };
   // the root as owner has nothing to share (and a pointer to the question's last octet would be silly)
-  if (wire[ownerEnd] !== 0 || wire[ownerEnd + 1] !== TYPE_SOA || ownerEnd === 1) return asWritten;
+  if (ownerEnd <= 1 || wire[ownerEnd] !== 0 || wire[ownerEnd + 1] !== TYPE_SOA) return asWritten;
   const owner = wire.subarray(0, ownerEnd);
   const rdata = ownerEnd + 10;
-  const mEnd = nameEnd(wire, rdata);
-  const rEnd = nameEnd(wire, mEnd);
+  const mEnd = skipName(wire, rdata);
+  const rEnd = mEnd < 0 ? -1 : skipName(wire, mEnd);
+  if (rEnd < 0) return asWritten;
   const [mname, mSlot] = pointToOwner(wire, rdata, mEnd, owner);
   const [rname, rSlot] = pointToOwner(wire, mEnd, rEnd, owner);
   const rest = wire.subarray(rEnd); // serial, refresh, retry, expire, minimum
