@@ -109,3 +109,35 @@ test('a malformed --transfer-to entry stops the binary at start with one clear l
   assert.throws(() => parseOptions(['--transfer-to=10.0.0.0/33']), /--transfer-to=10.0.0.0\/33: "10.0.0.0\/33" is not a CIDR/);
   assert.throws(() => parseOptions(['--transfer-to=ns1.example.com']), /--transfer-to=ns1.example.com: "ns1.example.com" is not a CIDR or an IP\[:port\]/);
 });
+
+test("negative answers carry the zone's current serial, as its SOA query does, before and after a change", async () => {
+  const serialOf = (r: Awaited<ReturnType<Cluster['ask']>>): number => {
+    const soa = r.packet.authorities?.find((a) => a.type === 'SOA') ?? r.packet.answers?.find((a) => a.type === 'SOA');
+    assert.ok(soa, `an SOA in ${JSON.stringify(r.packet)}`);
+    return (soa.data as { serial: number }).serial;
+  };
+  // NXDOMAIN from the question's bytes, NXDOMAIN from the resolver, NODATA (the AAAA of an IPv4
+  // Service, which the response cache keeps), and NXDOMAIN in the external zone
+  const negatives = async (): Promise<number[]> => {
+    const out: number[] = [];
+    for (const [name, type, rcode] of [
+      [`nosuch.default.svc.${Z}`, 'A', 'NXDOMAIN'],
+      [`pg-9.pg.db.svc.${Z}`, 'A', 'NXDOMAIN'],
+      [`kubernetes.default.svc.${Z}`, 'AAAA', 'NOERROR'],
+      [`nosuch.shop.${E}`, 'A', 'NXDOMAIN'],
+    ] as const) {
+      const r = await c.ask(name, type);
+      assert.equal(r.packet.rcode, rcode, `${name} ${type}`);
+      out.push(serialOf(r));
+    }
+    return out;
+  };
+  const first = serialOf(await c.ask(Z, 'SOA'));
+  assert.deepEqual(await negatives(), [first, first, first, first]);
+  assert.deepEqual(await negatives(), [first, first, first, first], 'the second time (from the response cache where it keeps them)');
+  c.api.upsert('services', clusterIPService('default', 'serial-mover', ['10.0.0.78']));
+  await eventually(async () => assert.deepEqual(datas((await c.ask(`serial-mover.default.svc.${Z}`, 'A')).packet.answers), ['10.0.0.78']), 10_000, 50);
+  const second = serialOf(await c.ask(Z, 'SOA'));
+  assert.ok(second > first, `serial grew: ${first} → ${second}`);
+  assert.deepEqual(await negatives(), [second, second, second, second]);
+});

@@ -69,7 +69,8 @@ export class AbsentNames {
 
   /** The authority record of the reply: the zone's SOA, the very record resolve()'s NXDOMAIN carries. */
   get soa(): Answer {
-    return (this.negativeSoa ??= zoneSoa(this.opts));
+    // with zone transfer on the serial moves: zoneSoa gives the record of the current one
+    return this.opts.dynamicSerial ? zoneSoa(this.opts) : (this.negativeSoa ??= zoneSoa(this.opts));
   }
 
   /**

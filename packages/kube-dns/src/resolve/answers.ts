@@ -42,23 +42,27 @@ export function soa(name: string, opts: ResolveOptions): Answer {
 }
 
 /**
- * The zone's SOA for negative answers: one object per ResolveOptions (the server's never change),
- * so NXDOMAIN and NODATA allocate no record, and the encoder can keep its wire form (encode.ts).
- * Shared: nobody mutates it.
+ * The zone's SOA for negative answers: one object per ResolveOptions and serial (the serial moves
+ * only with zone transfer on), so NXDOMAIN and NODATA allocate no record, and the encoder can
+ * keep its wire form (encode.ts). Shared: nobody mutates it.
  */
-const zoneSoas = new WeakMap<ResolveOptions, Answer[]>();
+const zoneSoas = new WeakMap<ResolveOptions, { serial: number; list: Answer[] }>();
 export function zoneSoa(opts: ResolveOptions): Answer {
   return negativeAuthority(opts)[0]!;
 }
 
 /**
  * The authority section of every negative answer, `[zoneSoa]`, and the empty sections: shared and
- * frozen, so that NXDOMAIN and NODATA allocate one object (the Resolution) rather than four.
+ * frozen, so that NXDOMAIN and NODATA allocate one object (the Resolution) rather than four. With
+ * zone transfer on, `opts.serial` is a getter that grows with every change: a new record then, or
+ * a negative answer would show a secondary an older serial than the SOA query does.
  */
 function negativeAuthority(opts: ResolveOptions): Answer[] {
-  let list = zoneSoas.get(opts);
-  if (!list) zoneSoas.set(opts, (list = Object.freeze([soa(opts.zone, opts)]) as Answer[]));
-  return list;
+  let a = zoneSoas.get(opts);
+  if (!a || (opts.dynamicSerial && a.serial !== opts.serial)) {
+    zoneSoas.set(opts, (a = { serial: opts.serial, list: Object.freeze([soa(opts.zone, opts)]) as Answer[] }));
+  }
+  return a.list;
 }
 const NONE = Object.freeze([]) as unknown as Answer[];
 
@@ -113,12 +117,15 @@ export function positive(opts: ResolveOptions, answers: Answer[], additionals: A
   };
 }
 
+/** With zone transfer on, a negative answer's SOA carries a serial that moves with any change: kept in the response cache under '*'. */
+const negativeDep = (opts: ResolveOptions, dep: string): string => (opts.dynamicSerial ? '*' : dep);
+
 export function nodata(opts: ResolveOptions, dep: string): Resolution {
-  return { action: 'answer', rcode: 'NOERROR', aa: true, answers: NONE, authorities: negativeAuthority(opts), additionals: NONE, cluster: true, dep };
+  return { action: 'answer', rcode: 'NOERROR', aa: true, answers: NONE, authorities: negativeAuthority(opts), additionals: NONE, cluster: true, dep: negativeDep(opts, dep) };
 }
 
 export function nxdomain(opts: ResolveOptions, dep: string): Resolution {
-  return { action: 'answer', rcode: 'NXDOMAIN', aa: true, answers: NONE, authorities: negativeAuthority(opts), additionals: NONE, cluster: true, dep };
+  return { action: 'answer', rcode: 'NXDOMAIN', aa: true, answers: NONE, authorities: negativeAuthority(opts), additionals: NONE, cluster: true, dep: negativeDep(opts, dep) };
 }
 
 export function forward(cluster: boolean, dep: string): Resolution {
