@@ -53,6 +53,7 @@ export function markdown(d) {
     `| kube-dns${d.abuse.wildcardsFlag ? ' --wildcards' : ''}, service churn, median of ${d.abuse.pairs ?? 1} runs of ${d.abuse.seconds} s | ${L(d.abuse.without)} | |`,
     `| the same with the abuser at 100 qps (runs alternate) | ${L(d.abuse.with)} | p99 ≤ 2x without the abuser: ${verdict(g('abuse'))} |`,
     ...loopRows(d, n, verdict(g('no event-loop'))),
+    ...(d.latency.hostCheck?.busy ? ['', `**The host was busy during this run:** the ceiling's own p99 at ${n(d.latency.rate)} qps was ${d.latency.hostCheck.ceilingP99OverP50}x its p50 (over ${d.latency.hostCheck.limit}x; 3-5x on a quiet day), so this run's ratios, saturated and at a fixed rate, measure the host more than kube-dns (\`docs/benchmarks.md\`, "Reading the figures").`] : []),
   ];
   const when = `Figures of \`${d.command}\` on ${d.date.slice(0, 16).replace('T', ' ')} UTC, code at ${d.code.commit}${d.code.dirty ? ' (with uncommitted changes)' : ''}, load average ${d.machine.loadavgAtStart[0]} at the start and ${d.machine.loadavgAtEnd?.[0]} at the end (${d.machine.cpus} cores).`;
   return [when, '', ...rows, ...lat].join('\n');

@@ -52,6 +52,10 @@ export function drawSvg(all) {
   y += 16;
   const which = d.latency.atHalfMax ? `the highest rate up to half kube-dns's maximum with a clean reference` : `half kube-dns's maximum`;
   text(16, y, `Latency on the realistic mix at a fixed ${fmt(d.latency.rate)} qps (${which}), ms, log scale`, { size: 13 });
+  if (d.latency.hostCheck?.busy) {
+    y += 16;
+    text(16, y, `The host was busy: the ceiling's own p99 was ${d.latency.hostCheck.ceilingP99OverP50}x its p50 (3-5x on a quiet day): this run's ratios measure the host more than kube-dns`, { size: 11, bold: true, fill: '#c53030' });
+  }
   const series = [
     { label: `kube-dns (${d.latency.seconds} s)`, r: d.latency.kubedns, fill: COLORS.kubedns },
     { label: `ceiling (${d.latency.seconds} s)`, r: d.latency.ceiling, fill: COLORS.ref },
