@@ -302,6 +302,11 @@ test('malformed and hostile packets get FORMERR or nothing, never a crash', asyn
   assert.equal(formerr(truncatedName), 1);
   const pointer = Buffer.concat([good.subarray(0, 12), Buffer.from([0xc0, 0x0c, 0, 1, 0, 1])]);
   assert.equal(formerr(pointer), 1, 'a compression loop in the question');
+  // RFC 1035 2.3.4: a name is 255 octets at most on the wire (253 dotted)
+  const named = (d: number) => buildQuery({ name: ['a'.repeat(63), 'b'.repeat(63), 'c'.repeat(63), `${'d'.repeat(d)}.cluster.local`].join('.'), type: 'A' });
+  assert.equal(named(47).length, 12 + 255 + 4);
+  assert.equal(formerr(named(47)), 3, 'a 255-octet name is a name: NXDOMAIN in the zone');
+  assert.equal(formerr(named(48)), 1, 'a 256-octet name: FORMERR');
   const response = Buffer.from(good);
   response.writeUInt16BE(response.readUInt16BE(2) | 0x8000, 2);
   assert.equal(s.handler.handle(response, 'udp'), undefined, 'responses are never answered (no reflection loops)');

@@ -211,7 +211,10 @@ export function parseQuery(buf: Buffer): ParseResult {
     }
     if (len > 63) return { ok: false, id, reason: 'bad label length or compression in question', opcode, flags };
     if (off + 1 + len > buf.length) return { ok: false, id, reason: 'question label runs past the end', opcode, flags };
-    if (n + len + 1 > 254) return { ok: false, id, reason: 'question name longer than 255 octets', opcode, flags };
+    // RFC 1035 2.3.4: 255 octets on the wire at most, 253 dotted (the first length octet and the
+    // root's are not in the dotted form). n + 1 + len: the dotted length with this label (one over
+    // for the first label, which is 63 octets at most anyway)
+    if (n + 1 + len > 253) return { ok: false, id, reason: 'question name longer than 255 octets', opcode, flags };
     if (n > 0) {
       n++;
       h = Math.imul(h ^ 0x2e, FNV_PRIME);
