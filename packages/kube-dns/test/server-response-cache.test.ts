@@ -23,7 +23,7 @@ function ask(name: string, hash?: number): { bytes: Buffer; q: ParsedQuery } {
 function store(cache: ResponseCache, name: string, ip: string, hash?: number, dep = 'static', gen = zone.depGeneration()): void {
   const { bytes, q } = ask(name, hash);
   const enc = encodeReply(bytes, q, { rcode: 0, aa: true, answers: [{ name, type: 'A', ttl: 30, class: 'IN', data: ip }], authorities: [], additionals: [] }, 512);
-  cache.set(bytes, q, 512, enc.bytes, enc.nameOffsets, dep, undefined, gen, enc.truncated);
+  cache.set(bytes, q, 512, enc.bytes, enc.nameOffsets, dep, undefined, gen, enc.cut);
 }
 
 function answered(cache: ResponseCache, name: string, hash?: number): string[] | undefined {
@@ -70,7 +70,7 @@ test('only A-Z are folded when names are compared: 0xC1 is not the capital of 0x
   const cache = new ResponseCache(zone);
   const a = withOctet(0xe1);
   const enc = encodeReply(a.bytes, a.q, { rcode: 0, aa: true, answers: [{ name: 'x.default.svc.cluster.local', type: 'A', ttl: 30, class: 'IN', data: '10.0.0.7' }], authorities: [], additionals: [] }, 512);
-  cache.set(a.bytes, a.q, 512, enc.bytes, enc.nameOffsets, 'static', undefined, zone.depGeneration(), enc.truncated);
+  cache.set(a.bytes, a.q, 512, enc.bytes, enc.nameOffsets, 'static', undefined, zone.depGeneration(), enc.cut);
   const same = withOctet(0xe1);
   assert.ok(cache.get(same.bytes, same.q, 512), 'the same octets hit');
   const other = withOctet(0xc1);

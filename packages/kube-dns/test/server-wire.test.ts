@@ -208,6 +208,30 @@ test('a cached answer lasts exactly as long as its service: changed, sliced, del
   assert.deepEqual(await ask('b'), { ips: ['10.0.0.2'], rcode: 'NOERROR', hit: true });
 });
 
+test("a reply cut to fit a small EDNS size (SRV targets' addresses left out) is never served to a client that takes more", async (t) => {
+  // six SRV records fit 512 octets, their six A records in the additional section do not all:
+  // the small reply leaves some out without TC, which a client with room for them must not get
+  const s = await startStack();
+  t.after(s.stop);
+  s.zone.setService(headless('default', 'big'));
+  s.zone.setSlice(slice('default', 'big-1', 'big', Array.from({ length: 6 }, (_, i) => ep(`10.9.0.${i + 1}`, `host-${i}`)), [port('http', 8080)]));
+  const ask = async (ednsUdpSize: number) => {
+    const hits = s.handler.cache.hits;
+    const r = await query(s.server, { name: 'big.default.svc.cluster.local', type: 'SRV', ednsUdpSize });
+    const additional = (r.packet.additionals ?? []).filter((a) => a.type === 'A').length;
+    return { srv: r.packet.answers?.length, additional, tc: r.packet.flag_tc ?? false, fits: r.bytes.length <= Math.min(ednsUdpSize, 1232), hit: s.handler.cache.hits > hits };
+  };
+  const whole = { srv: 6, additional: 6, tc: false, fits: true };
+  const small = await ask(512);
+  assert.equal(small.srv, 6);
+  assert.ok(small.additional < 6 && small.fits && !small.tc, JSON.stringify(small));
+  assert.deepEqual(await ask(512), { ...small, hit: true }, 'the same size: the same reply, from the cache');
+  assert.deepEqual(await ask(1232), { ...whole, hit: false }, 'more room: every address, not the small reply');
+  assert.deepEqual(await ask(1232), { ...whole, hit: true });
+  assert.deepEqual(await ask(4096), { ...whole, hit: true }, 'a whole reply serves any client it fits');
+  assert.deepEqual(await ask(512), { ...small, hit: false }, 'and the small one is built again for its size');
+});
+
 test('an AAAA a service has not (NODATA) comes from the response cache, and lasts exactly as long as the service', async (t) => {
   // IPv4-only clusters: every lookup of a service by a pod's resolver asks its AAAA too
   const s = await startStack();

@@ -28,7 +28,13 @@ export interface EncodeInput {
 
 export interface Encoded {
   bytes: Buffer;
+  /** TC set: answers or authority records did not fit. */
   truncated: boolean;
+  /**
+   * Records were left out to fit the limit (TC set, or additional records dropped without it):
+   * the bytes depend on the limit, and a client with a larger one must not get them.
+   */
+  cut: boolean;
   /** Offsets of names to patch with the client's spelling on cache hits (the question; answers point to it). */
   nameOffsets: readonly number[];
 }
@@ -95,6 +101,7 @@ export function encodeReply(query: Buffer, q: ParsedQuery, input: EncodeInput, l
   // sent, not the whole set (a headless service of 1000 endpoints, a wildcard).
   let size = fixed;
   let truncated = false;
+  let cut = false;
   const take = (list: readonly RR[], mandatory: boolean): Buffer[] => {
     const out: Buffer[] = [];
     for (const rr of list) {
@@ -103,6 +110,7 @@ export function encodeReply(query: Buffer, q: ParsedQuery, input: EncodeInput, l
       if (!b) continue; // a record we cannot encode is left out rather than failing the reply
       if (size + b.length > limit) {
         if (mandatory) truncated = true;
+        cut = true;
         break;
       }
       out.push(b);
@@ -133,7 +141,7 @@ export function encodeReply(query: Buffer, q: ParsedQuery, input: EncodeInput, l
     }
   }
   if (opt) out.set(opt, off);
-  return { bytes: out, truncated, nameOffsets: QUESTION_NAME_ONLY };
+  return { bytes: out, truncated, cut, nameOffsets: QUESTION_NAME_ONLY };
 }
 
 /** An error or empty reply with EDNS handled (BADVERS for an EDNS version we do not speak). */

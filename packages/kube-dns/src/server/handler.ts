@@ -197,7 +197,7 @@ export class DnsHandler {
     const cell = this.opts.zone.depCell?.(r.dep);
     const gen = cell ? cell.gen : this.opts.zone.depGeneration(r.dep);
     const enc = encodeReply(query, q, { rcode, aa: r.aa, answers: r.answers, authorities: r.authorities, additionals: r.additionals }, limit);
-    this.cache.set(query, q, limit, enc.bytes, enc.nameOffsets, r.dep, cell, gen, enc.truncated); // keeps a copy of its own
+    this.cache.set(query, q, limit, enc.bytes, enc.nameOffsets, r.dep, cell, gen, enc.cut); // keeps a copy of its own
     return this.done(q, rotateAnswers(enc.bytes), transport, started, system, false);
   }
 

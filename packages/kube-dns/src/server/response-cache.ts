@@ -17,8 +17,9 @@
 // entry counts its bytes, its key and a fixed overhead for the objects around them.
 //
 // UDP replies are keyed by class, not by the client's exact EDNS size (one name, one entry): an
-// entry built for limit L serves a client whose limit L' >= its size when it was not truncated
-// (the same bytes would be built), and only the same L when it was.
+// entry built for limit L serves a client whose limit L' >= its size when nothing was left out to
+// fit L (the same bytes would be built), and only the same L when something was: TC set, or
+// additional records dropped (a headless service's SRV targets' addresses).
 import { Buffer } from 'node:buffer';
 import type { GenerationCell, ZoneReader } from '../records/types.js';
 import type { ParsedQuery } from './wire.js';
@@ -41,9 +42,9 @@ interface Entry {
   /** The dep's cell when it has one (ZoneReader.depCell): checked instead of depGeneration. */
   cell: GenerationCell | undefined;
   gen: number;
-  /** The limit the reply was built for, and whether it had to be cut (TC) to fit it. */
+  /** The limit the reply was built for, and whether records were left out to fit it (Encoded.cut). */
   limit: number;
-  truncated: boolean;
+  cut: boolean;
   cost: number;
 }
 
@@ -139,7 +140,7 @@ export class ResponseCache {
       this.misses++;
       return undefined;
     }
-    if (e.bytes.length > limit || (e.truncated && e.limit !== limit)) {
+    if (e.bytes.length > limit || (e.cut && e.limit !== limit)) {
       this.misses++; // built for another size: the caller builds and stores this one
       return undefined;
     }
@@ -169,7 +170,7 @@ export class ResponseCache {
    * `cell` and `gen`: the dependency's cell (if it has one) and generation, read in the same tick
    * as the resolution (the zone changes only between ticks).
    */
-  set(query: Uint8Array, q: ParsedQuery, limit: number, bytes: Buffer, nameOffsets: readonly number[], dep: string, cell: GenerationCell | undefined, gen: number, truncated: boolean): void {
+  set(query: Uint8Array, q: ParsedQuery, limit: number, bytes: Buffer, nameOffsets: readonly number[], dep: string, cell: GenerationCell | undefined, gen: number, cut: boolean): void {
     if (this.maxEntries <= 0 || this.maxBytes <= 0) return; // disabled
     // the question's name is the key, kept folded, and a hit writes the asker's spelling over
     // it: a reply whose question is not among the names to patch cannot be kept that way
@@ -188,7 +189,7 @@ export class ResponseCache {
     const own = Buffer.allocUnsafeSlow(bytes.length);
     bytes.copy(own);
     for (let i = 0; i < nameOffsets.length; i++) foldName(own, nameOffsets[i]!, q.nameLength);
-    this.map.set(hash, { nameLength: q.nameLength, qtype: q.qtype, variant, next: head, bytes: own, nameOffsets, dep, cell, gen, limit, truncated, cost });
+    this.map.set(hash, { nameLength: q.nameLength, qtype: q.qtype, variant, next: head, bytes: own, nameOffsets, dep, cell, gen, limit, cut, cost });
     this.filter[(hash >>> 5) & FILTER_WORD_MASK]! |= 1 << (hash & 31);
     this.count++;
     this.bytesUsed += cost;
