@@ -11,10 +11,12 @@ import { LOOP_PROBE_SUFFIX, LoopProbes } from './loop-detect.js';
 import { matchStubDomain } from './upstreams.js';
 import { DROP, ReplyBudget } from '../server/reply-budget.js';
 import { UpstreamSockets } from './upstream-sockets.js';
+import { questionEnd, replyProblem } from './reply-check.js';
+import { Flag, errorReply } from '../server/wire.js';
 
 export interface ForwardStats {
   /** server "ip:port" → counts, and whether its last exchange failed */
-  perServer: Map<string, { requests: number; failures: number; failing?: boolean }>;
+  perServer: Map<string, { requests: number; failures: number; failing?: boolean; downUntil?: number }>;
 }
 
 export interface ForwarderOptions {
@@ -36,9 +38,17 @@ export interface ForwarderOptions {
    * Default 1000.
    */
   overflowRepliesPerSecond?: number;
+  /** A forward's whole time at least, every server tried (FORWARD_DEADLINE_MS; tests shorten it). */
+  deadlineMs?: number;
+  /** How long a server that did not answer is tried last (DOWN_RETRY_MS; tests shorten it). */
+  downRetryMs?: number;
 }
 
 const RCODE_SERVFAIL = 2;
+/** A forward's whole time, every server tried, at least (CoreDNS's forward plugin: 5 s). */
+const FORWARD_DEADLINE_MS = 5000;
+/** How long a server that did not answer goes to the end of the list (inOrder). */
+const DOWN_RETRY_MS = 30_000;
 const LOOP_SUFFIX = `.${LOOP_PROBE_SUFFIX}`;
 
 const serverKey = (s: Nameserver) => (isIP(s.host) === 6 ? `[${s.host}]:${s.port}` : `${s.host}:${s.port}`);
@@ -144,8 +154,10 @@ export class Forwarder {
   }
 
   /**
-   * Sends `query` (as received) to the servers for `lname` in turn: the next one on a timeout, a
-   * transport error or SERVFAIL. Resolves with the reply (the client's ID restored), undefined
+   * Sends `query` (as received) to the servers for `lname` in turn (inOrder), within
+   * FORWARD_DEADLINE_MS in all: the next one on a timeout, a transport error, SERVFAIL, or a
+   * reply that is not a well-formed answer to this question (forward/reply-check.ts). Resolves
+   * with the reply (the client's ID and spelling of the question restored), undefined
    * when every server failed or the cap is reached (the caller answers SERVFAIL), or DROP when
    * the cap is reached and the overflow's reply budget is spent (the caller sends nothing).
    */
@@ -171,37 +183,76 @@ export class Forwarder {
 
   private async forwardNow(query: Buffer, lname: string, transport: Transport): Promise<Buffer | undefined> {
     const stub = matchStubDomain(lname, this.stubDomains);
-    const servers = stub ? await this.resolveStubServers(stub) : this.upstreams;
+    const servers = this.inOrder(stub ? await this.resolveStubServers(stub) : this.upstreams);
     const clientId = query.readUInt16BE(0);
+    const qEnd = questionEnd(query);
+    if (qEnd < 0) return undefined;
+    const question = query.subarray(12, qEnd);
     const out = Buffer.from(query);
+    const timeoutMs = this.opts.timeoutMs ?? 2000;
+    // the whole forward, every server tried included, within a client's patience (glibc waits 5 s a try)
+    const deadline = performance.now() + Math.max(timeoutMs, this.opts.deadlineMs ?? FORWARD_DEADLINE_MS);
     let last: Buffer | undefined;
     for (const s of servers) {
+      const left = Math.floor(deadline - performance.now());
+      if (left < 1) break;
       const key = serverKey(s);
       const st = this.stats.perServer.get(key) ?? { requests: 0, failures: 0 };
       this.stats.perServer.set(key, st);
       st.requests++;
       // a fresh random ID towards the upstream: the client's ID is predictable to an off-path spoofer
       out.writeUInt16BE(randomInt(0, 65536), 0);
+      let reply: Buffer;
       try {
         const server = { host: s.host, port: s.port };
-        const timeoutMs = this.opts.timeoutMs ?? 2000;
-        const reply = transport === 'udp' ? await this.sockets.exchange(server, out, timeoutMs) : await exchange(server, out, transport, timeoutMs);
-        reply.writeUInt16BE(clientId, 0);
-        if ((reply.readUInt16BE(2) & 0xf) === RCODE_SERVFAIL) {
-          this.failed(key, st, 'answered SERVFAIL', lname);
-          last = reply;
-          continue;
-        }
-        if (st.failing) {
-          st.failing = false;
-          this.opts.log.info({ server: key }, 'upstream nameserver answers again');
-        }
-        return reply;
+        reply = transport === 'udp' ? await this.sockets.exchange(server, out, Math.min(timeoutMs, left)) : await exchange(server, out, transport, Math.min(timeoutMs, left));
       } catch (e) {
+        st.downUntil = performance.now() + (this.opts.downRetryMs ?? DOWN_RETRY_MS);
         this.failed(key, st, (e as Error).message, lname);
+        continue;
       }
+      const problem = replyProblem(reply, question);
+      // a TC reply cut with its counts left as they were: the question with TC, the client retries over TCP
+      if (problem === 'truncated') return errorReply(query, clientId, reply[3]! & 0xf, qEnd, Flag.TC | Flag.RA);
+      if (problem) {
+        st.downUntil = performance.now() + (this.opts.downRetryMs ?? DOWN_RETRY_MS);
+        this.failed(key, st, problem, lname);
+        continue;
+      }
+      st.downUntil = undefined;
+      reply.writeUInt16BE(clientId, 0);
+      // the client's own spelling of the question (its 0x20 case), as our own answers keep it
+      query.copy(reply, 12, 12, qEnd);
+      if ((reply.readUInt16BE(2) & 0xf) === RCODE_SERVFAIL) {
+        this.failed(key, st, 'answered SERVFAIL', lname);
+        last = reply;
+        continue;
+      }
+      if (st.failing) {
+        st.failing = false;
+        this.opts.log.info({ server: key }, 'upstream nameserver answers again');
+      }
+      return reply;
     }
     return last;
+  }
+
+  /**
+   * The servers in their configured order, those that did not answer (a timeout, an error, a
+   * malformed reply) in the last DOWN_RETRY_MS moved to the end: a dead first upstream would
+   * otherwise cost every query its full timeout. dnsmasq likewise prefers the server that
+   * answers; once the time is up the server is tried in its place again.
+   */
+  private inOrder(servers: readonly Nameserver[]): readonly Nameserver[] {
+    const now = performance.now();
+    let down: Nameserver[] | undefined;
+    const up: Nameserver[] = [];
+    for (const s of servers) {
+      const until = this.stats.perServer.get(serverKey(s))?.downUntil;
+      if (until !== undefined && until > now) (down ??= []).push(s);
+      else up.push(s);
+    }
+    return down ? [...up, ...down] : servers;
   }
 
   /**

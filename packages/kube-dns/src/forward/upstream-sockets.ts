@@ -20,6 +20,7 @@ import { randomInt } from 'node:crypto';
 import { createSocket, type Socket } from 'node:dgram';
 import { isIP } from 'node:net';
 import { DnsTimeoutError, type Server } from '@kube-dns/dns-client';
+import { questionEnd, sameQuestion } from './reply-check.js';
 
 interface Pending {
   resolve: (reply: Buffer) => void;
@@ -50,24 +51,8 @@ const fmt = (s: Server) => (isIP(s.host) === 6 ? `[${s.host}]:${s.port}` : `${s.
 
 /** Bytes 12 up to the end of the first question, or undefined when the message has none. */
 function questionOf(msg: Buffer): Buffer | undefined {
-  if (msg.length < 12 || msg.readUInt16BE(4) === 0) return undefined;
-  let i = 12;
-  while (i < msg.length && msg[i] !== 0) {
-    if ((msg[i]! & 0xc0) !== 0) return undefined; // no compression in a question we sent
-    i += msg[i]! + 1;
-  }
-  return i + 5 <= msg.length ? msg.subarray(12, i + 5) : undefined;
-}
-
-/** The reply's first question equals `q`, letters compared without case (servers may change it). */
-function sameQuestion(reply: Buffer, q: Buffer): boolean {
-  if (reply.length < 12 + q.length || reply.readUInt16BE(4) === 0) return false;
-  for (let k = 0; k < q.length; k++) {
-    const a = reply[12 + k]!;
-    const b = q[k]!;
-    if (a !== b && (a | 0x20) !== (b | 0x20)) return false;
-  }
-  return true;
+  const end = questionEnd(msg);
+  return end < 0 ? undefined : msg.subarray(12, end);
 }
 
 export class UpstreamSockets {

@@ -1,0 +1,166 @@
+// What the forwarder does with upstreams that fail or misbehave, as a client sees it: a dead
+// first upstream costs one timeout, not one per query; every upstream silent gives SERVFAIL
+// within the forward's deadline; a reply that is not an answer to the question asked is never
+// relayed, over UDP or TCP; the client gets its own spelling of the question back.
+import { test, type TestContext } from 'node:test';
+import assert from 'node:assert/strict';
+import { createSocket } from 'node:dgram';
+import { once } from 'node:events';
+import { createServer, type Socket } from 'node:net';
+import * as dnsPacket from 'dns-packet';
+import { silentLogger, type Nameserver } from '@kube-dns/config';
+import { buildQuery, datas, type Transport } from '@kube-dns/dns-client';
+import { Forwarder, type ForwarderOptions } from '../src/forward/forwarder.js';
+import { DROP } from '../src/server/reply-budget.js';
+
+type Reply = (query: Buffer) => Buffer | undefined;
+
+/** An upstream on UDP and TCP (one port number each) whose `reply` decides what goes back (undefined: nothing). */
+async function upstream(t: TestContext, reply: Reply) {
+  let asked = 0;
+  const udp = createSocket('udp4');
+  udp.on('message', (m, r) => {
+    asked++;
+    const out = reply(m);
+    if (out) udp.send(out, r.port, r.address);
+  });
+  udp.bind(0, '127.0.0.1');
+  await once(udp, 'listening');
+  const conns = new Set<Socket>();
+  const tcp = createServer((c) => {
+    conns.add(c);
+    c.on('close', () => conns.delete(c));
+    c.on('error', () => c.destroy());
+    let buf = Buffer.alloc(0);
+    c.on('data', (d) => {
+      buf = Buffer.concat([buf, d]);
+      while (buf.length >= 2 && buf.length >= 2 + buf.readUInt16BE(0)) {
+        const m = buf.subarray(2, 2 + buf.readUInt16BE(0));
+        buf = buf.subarray(2 + m.length);
+        asked++;
+        const out = reply(Buffer.from(m));
+        if (out) c.write(Buffer.concat([Buffer.from([out.length >> 8, out.length & 0xff]), out]));
+      }
+    });
+  });
+  tcp.listen(udp.address().port, '127.0.0.1');
+  await once(tcp, 'listening');
+  t.after(() => {
+    udp.close();
+    for (const c of conns) c.destroy();
+    tcp.close();
+  });
+  return { ns: { host: '127.0.0.1', port: udp.address().port, family: 4 as const, raw: '' }, asked: () => asked };
+}
+
+/** An answer to `query` (its ID and question), with `ip`; `edit` changes the decoded packet first. */
+function answer(query: Buffer, ip: string, edit: (p: dnsPacket.Packet) => void = () => undefined): Buffer {
+  const q = dnsPacket.decode(query);
+  const p: dnsPacket.Packet = {
+    type: 'response',
+    id: q.id,
+    flags: dnsPacket.RECURSION_DESIRED | dnsPacket.RECURSION_AVAILABLE,
+    questions: q.questions,
+    answers: [{ name: q.questions![0]!.name, type: 'A', ttl: 60, data: ip }],
+  };
+  edit(p);
+  return dnsPacket.encode(p);
+}
+
+function forwarder(t: TestContext, servers: { ns: Nameserver }[], opts: Partial<ForwarderOptions> = {}) {
+  const f = new Forwarder({ log: silentLogger(), timeoutMs: 300, ...opts });
+  f.setUpstreams(servers.map((s) => s.ns));
+  t.after(() => f.close());
+  return f;
+}
+
+/** Forwards an A question for `name` (ID 0x4242); the reply decoded, with how long it took. */
+async function ask(f: Forwarder, name: string, transport: Transport = 'udp') {
+  const q = buildQuery({ name, type: 'A' });
+  q.writeUInt16BE(0x4242, 0);
+  const started = Date.now();
+  const r = await f.forward(q, name.toLowerCase(), transport);
+  const ms = Date.now() - started;
+  if (r === undefined || r === DROP) return { ms, reply: undefined };
+  return { ms, raw: r, reply: dnsPacket.decode(r) };
+}
+const ips = (r: Awaited<ReturnType<typeof ask>>) => datas(r.reply?.answers ?? []);
+
+test('a dead first upstream costs one timeout, not one per query, and is tried first again once its time is up', async (t) => {
+  const dead = await upstream(t, () => undefined);
+  const good = await upstream(t, (q) => answer(q, '192.0.2.1'));
+  const f = forwarder(t, [dead, good], { downRetryMs: 1500 });
+  const first = await ask(f, 'a.example.org');
+  assert.deepEqual(ips(first), ['192.0.2.1']);
+  assert.ok(first.ms >= 280, `the first query waited for the dead upstream's timeout (${first.ms} ms)`);
+  for (const name of ['b.example.org', 'c.example.org', 'd.example.org']) {
+    const r = await ask(f, name);
+    assert.deepEqual(ips(r), ['192.0.2.1']);
+    assert.ok(r.ms < 280, `${name}: answered without waiting for the dead upstream's timeout (${r.ms} ms)`);
+  }
+  assert.equal(dead.asked(), 1, 'the dead upstream was asked once, then tried last');
+  await new Promise((r) => setTimeout(r, 1600));
+  assert.deepEqual(ips(await ask(f, 'e.example.org')), ['192.0.2.1']);
+  assert.equal(dead.asked(), 2, 'in its place again after downRetryMs, so a recovered first upstream is used again');
+});
+
+test('every upstream silent: no answer (the caller sends SERVFAIL) within the deadline, not a timeout per server', async (t) => {
+  const dead = [await upstream(t, () => undefined), await upstream(t, () => undefined), await upstream(t, () => undefined)];
+  const f = forwarder(t, dead, { timeoutMs: 400, deadlineMs: 600 });
+  const r = await ask(f, 'x.example.org');
+  assert.equal(r.reply, undefined);
+  assert.ok(r.ms >= 550 && r.ms < 1200, `gave up after ${r.ms} ms (the deadline 600, three timeouts 1,200)`);
+  assert.deepEqual(dead.map((d) => d.asked()), [1, 1, 0], 'the second server got what was left of the deadline, the third nothing');
+});
+
+test('a reply that is not a well-formed answer to the question asked is never relayed, over UDP or TCP', async (t) => {
+  const bad: Record<string, Reply> = {
+    'another name': (q) => answer(q, '6.6.6.6', (p) => (p.questions = [{ name: 'evil.example.org', type: 'A', class: 'IN' }])),
+    'no question': (q) => answer(q, '6.6.6.6', (p) => (p.questions = [])),
+    // 33 is 1 | 0x20: a comparison that folds every octet as a letter took SRV for A
+    'type SRV for A': (q) => answer(q, '6.6.6.6', (p) => (p.questions = [{ name: p.questions![0]!.name, type: 'SRV', class: 'IN' }])),
+    'a digit changed by 0x20': (q) => {
+      const r = answer(q, '6.6.6.6');
+      r[12 + 1 + 4] = 0x11; // the "1" of host1 (0x31)
+      return r;
+    },
+    'records past its end': (q) => answer(q, '6.6.6.6').subarray(0, -3),
+    'a query, not a response': (q) => Buffer.from(q),
+  };
+  for (const transport of ['udp', 'tcp'] as const) {
+    for (const [what, reply] of Object.entries(bad)) {
+      const liar = await upstream(t, reply);
+      const good = await upstream(t, (q) => answer(q, '192.0.2.9'));
+      const f = forwarder(t, [liar, good]);
+      const r = await ask(f, 'host1.example.org', transport);
+      assert.equal(liar.asked(), 1, `${transport}, ${what}: the first upstream was asked`);
+      assert.deepEqual(ips(r), ['192.0.2.9'], `${transport}, ${what}: the next upstream's answer, never the first's`);
+      assert.equal(r.reply?.questions?.[0]?.name, 'host1.example.org');
+    }
+  }
+});
+
+test('a TC reply cut short with its counts left is relayed as the question with TC, so the client retries over TCP', async (t) => {
+  const cutter = await upstream(t, (q) => {
+    const r = answer(q, '192.0.2.3', (p) => (p.flags = (p.flags ?? 0) | dnsPacket.TRUNCATED_RESPONSE));
+    return r.subarray(0, r.length - 3);
+  });
+  const f = forwarder(t, [cutter]);
+  const r = await ask(f, 'big.example.org');
+  assert.ok(r.reply, 'a reply');
+  assert.ok(r.reply.flag_tc, 'TC set');
+  assert.equal(r.reply.id, 0x4242);
+  assert.deepEqual(r.reply.questions?.map((q) => `${q.name} ${q.type}`), ['big.example.org A']);
+  assert.equal(r.reply.answers?.length, 0);
+});
+
+test('the client gets its own spelling of the question back, whatever case the upstream answers in', async (t) => {
+  const lower = await upstream(t, (q) => answer(q, '192.0.2.5', (p) => (p.questions = p.questions!.map((x) => ({ ...x, name: x.name.toLowerCase() })))));
+  const f = forwarder(t, [lower]);
+  for (const transport of ['udp', 'tcp'] as const) {
+    const r = await ask(f, 'WwW.ExAmPlE.oRg', transport);
+    assert.equal(r.reply?.id, 0x4242);
+    assert.equal(r.reply?.questions?.[0]?.name, 'WwW.ExAmPlE.oRg', transport);
+    assert.deepEqual(ips(r), ['192.0.2.5']);
+  }
+});
