@@ -1,7 +1,8 @@
 // What the forwarder does with upstreams that fail or misbehave, as a client sees it: a dead
 // first upstream costs one timeout, not one per query; every upstream silent gives SERVFAIL
 // within the forward's deadline; a reply that is not an answer to the question asked is never
-// relayed, over UDP or TCP; the client gets its own spelling of the question back.
+// relayed, over UDP or TCP; the client gets its own spelling of the question back; an
+// ExternalName whose target's records did not fit over UDP is answered with TC.
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { createSocket } from 'node:dgram';
@@ -12,8 +13,12 @@ import { silentLogger, type Nameserver } from '@kube-dns/config';
 import { buildQuery, datas, type Transport } from '@kube-dns/dns-client';
 import { Forwarder, type ForwarderOptions } from '../src/forward/forwarder.js';
 import { DROP } from '../src/server/reply-budget.js';
+import { DnsHandler } from '../src/server/handler.js';
+import { Zone } from '../src/records/zone.js';
+import { resolve } from '../src/resolve/resolve.js';
+import { OPTS, externalName } from './resolve-fixtures.js';
 
-type Reply = (query: Buffer) => Buffer | undefined;
+type Reply = (query: Buffer, transport: Transport) => Buffer | undefined;
 
 /** An upstream on UDP and TCP (one port number each) whose `reply` decides what goes back (undefined: nothing). */
 async function upstream(t: TestContext, reply: Reply) {
@@ -21,7 +26,7 @@ async function upstream(t: TestContext, reply: Reply) {
   const udp = createSocket('udp4');
   udp.on('message', (m, r) => {
     asked++;
-    const out = reply(m);
+    const out = reply(m, 'udp');
     if (out) udp.send(out, r.port, r.address);
   });
   udp.bind(0, '127.0.0.1');
@@ -38,7 +43,7 @@ async function upstream(t: TestContext, reply: Reply) {
         const m = buf.subarray(2, 2 + buf.readUInt16BE(0));
         buf = buf.subarray(2 + m.length);
         asked++;
-        const out = reply(Buffer.from(m));
+        const out = reply(Buffer.from(m), 'tcp');
         if (out) c.write(Buffer.concat([Buffer.from([out.length >> 8, out.length & 0xff]), out]));
       }
     });
@@ -163,4 +168,26 @@ test('the client gets its own spelling of the question back, whatever case the u
     assert.equal(r.reply?.questions?.[0]?.name, 'WwW.ExAmPlE.oRg', transport);
     assert.deepEqual(ips(r), ['192.0.2.5']);
   }
+});
+
+test("an ExternalName whose target's records do not fit over UDP is answered with TC, and whole over TCP", async (t) => {
+  // 100 addresses: more than the 1232 octets of the sub-query over UDP, where the upstream says TC
+  const big = await upstream(t, (q, transport) => {
+    const full = answer(q, '192.0.2.1', (p) => (p.answers = Array.from({ length: 100 }, (_, i) => ({ name: p.questions![0]!.name, type: 'A' as const, ttl: 60, data: `192.0.2.${i + 1}` }))));
+    return transport === 'udp' && full.length > 1232 ? answer(q, '192.0.2.1', (p) => ((p.flags = (p.flags ?? 0) | dnsPacket.TRUNCATED_RESPONSE), (p.answers = []))) : full;
+  });
+  // the same upstream on both transports: over TCP it answers in full
+  const f = forwarder(t, [big]);
+  const zone = new Zone();
+  zone.setService(externalName('default', 'ext', 'target.example.org'));
+  const handler = new DnsHandler({ zone, resolve: (n, ty, l) => resolve(zone, n, ty, OPTS, l), forwarder: f, isSynced: () => true, log: silentLogger() });
+  const q = buildQuery({ name: 'ext.default.svc.cluster.local', type: 'A', ednsUdpSize: 1232 });
+  const udp = dnsPacket.decode((await handler.handle(q, 'udp')) as Buffer);
+  assert.ok(udp.flag_tc, 'TC over UDP: the client asks again over TCP');
+  const cname = (p: dnsPacket.DecodedPacket) => (p.answers ?? []).filter((a) => a.type === 'CNAME').map((a) => (a as { data?: unknown }).data);
+  assert.deepEqual(cname(udp), ['target.example.org'], 'the CNAME is there');
+  const tcp = dnsPacket.decode((await handler.handle(q, 'tcp')) as Buffer);
+  assert.ok(!tcp.flag_tc);
+  assert.deepEqual(cname(tcp), ['target.example.org']);
+  assert.equal(datas(tcp.answers, 'A').length, 100, "every one of the target's addresses over TCP");
 });

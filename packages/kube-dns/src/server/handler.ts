@@ -17,7 +17,7 @@ import { DROP } from './reply-budget.js';
 import { ResponseCache } from './response-cache.js';
 import { isFramed } from '../transfer/messages.js';
 import { rotateAnswers } from './rotate.js';
-import { CLASS_IN, RCODE, TYPE_ANY, errorReply, parseQuery, type ParsedQuery } from './wire.js';
+import { CLASS_IN, Flag, RCODE, TYPE_ANY, errorReply, parseQuery, type ParsedQuery } from './wire.js';
 
 /**
  * dns-packet's name of a type, taken from its module once. In the bundle a CommonJS module's
@@ -225,6 +225,7 @@ export class DnsHandler {
     const target = r.chase!;
     let extra: dnsPacket.Answer[] = [];
     let rcode = rcodeNumber(r.rcode);
+    let truncated = false;
     try {
       const sub = buildQuery({ name: target, type: qtypeName(q.qtype) as dnsPacket.RecordType, ednsUdpSize: 1232 });
       const reply = await this.opts.forwarder.forward(sub, target.toLowerCase(), transport);
@@ -232,12 +233,17 @@ export class DnsHandler {
         const decoded = dnsPacket.decode(reply);
         extra = (decoded.answers ?? []).filter((a) => a.type !== 'OPT');
         if ((decoded as { rcode?: string }).rcode === 'NXDOMAIN') rcode = RCODE.NXDOMAIN;
+        // the target's records did not fit the sub-query over UDP: the CNAME alone would look like
+        // the whole answer (glibc does not follow it), so TC, and the client asks again over TCP,
+        // where the target is asked over TCP too
+        truncated = ((decoded.flags ?? 0) & dnsPacket.TRUNCATED_RESPONSE) !== 0;
       }
     } catch (e) {
       // the CNAME alone is still a correct answer: the client's resolver can follow it itself
       this.opts.log.debug({ target, err: (e as Error).message }, 'could not chase an ExternalName target upstream');
     }
     const enc = encodeReply(query, q, { rcode, aa: r.aa, answers: [...r.answers, ...extra], authorities: [], additionals: [] }, limit);
+    if (truncated && transport === 'udp') enc.bytes[2]! |= Flag.TC >> 8;
     return this.done(q, enc.bytes, transport, started, 'auth', false);
   }
 }
