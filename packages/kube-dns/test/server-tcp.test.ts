@@ -107,6 +107,34 @@ test('TCP: queries in flight per connection are capped; the rest wait their turn
   sock.destroy();
 });
 
+test('TCP: a client that sends its queries and shuts its side (FIN) gets every reply, then the connection ends', async (t) => {
+  // RFC 7766 6.2.4: answer what was received, then close. Forwarded names answer 50 ms later,
+  // after the FIN; more of them than may be in flight at once, so some wait behind the cap
+  const up = await startTestDnsServer({
+    handler: async (q) => {
+      await sleep(50);
+      return { answers: [{ name: q.name, type: 'A', ttl: 60, data: '192.0.2.1' }] };
+    },
+  });
+  t.after(() => up.close());
+  const s = await startStack({ upstreamPort: up.port, tcp: { maxPipelined: 4 } });
+  t.after(s.stop);
+  s.zone.setService(clusterIP('default', 'web', ['10.0.0.5']));
+  const n = 12;
+  const sock = connect({ port: s.server.port, host: '127.0.0.1', allowHalfOpen: true });
+  sock.on('error', () => undefined);
+  await new Promise((r) => sock.once('connect', r));
+  const replies = readReplies(sock, n, 10_000);
+  const ended = new Promise((r) => sock.once('end', r));
+  const names = Array.from({ length: n }, (_, i) => (i % 3 ? `name${i}.example.org` : 'web.default.svc.cluster.local'));
+  sock.end(Buffer.concat(names.map((name, i) => frame(buildQuery({ name, type: 'A', id: i })))));
+  const ids = await replies;
+  assert.deepEqual([...ids].sort((a, b) => a - b), Array.from({ length: n }, (_, i) => i), 'every query answered');
+  await ended; // the server ended its side once all were written
+  assert.equal(up.questions.length, names.filter((x) => x.endsWith('example.org')).length);
+  sock.destroy();
+});
+
 test('TCP: at the connection cap the connection idle the longest is closed to admit a new one', async (t) => {
   const s = await startStack({ tcp: { maxConnections: 20 } });
   t.after(s.stop);

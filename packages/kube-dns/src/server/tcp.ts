@@ -35,6 +35,8 @@ class Conn {
   blocked = false;
   /** When the message now being reassembled began to arrive (0: none). */
   partialSince = 0;
+  /** The client has sent all it will (FIN): the connection ends once its replies are written. */
+  ended = false;
   constructor(readonly socket: Socket) {}
 }
 
@@ -77,7 +79,10 @@ export class TcpListener {
   }
 
   listen(host: string, port: number): Promise<number> {
-    const server = createServer((c) => this.onConnection(c));
+    // half-open allowed: a client may send its queries and shut its side (FIN) before the
+    // replies come (RFC 7766 6.2.4: the server answers what it received, then closes); node's
+    // default ends our side at the client's FIN and drops a reply still being made upstream
+    const server = createServer({ allowHalfOpen: true }, (c) => this.onConnection(c));
     this.server = server;
     server.on('error', (e) => this.log.error({ err: e.message }, 'TCP server error'));
     return new Promise((resolve, reject) => {
@@ -117,6 +122,18 @@ export class TcpListener {
     c.on('close', () => this.conns.delete(c));
     c.on('drain', () => this.maybeResume(st));
     c.on('data', (chunk: Buffer) => this.onData(st, chunk));
+    c.on('end', () => {
+      st.ended = true;
+      this.endIfAnswered(st);
+    });
+  }
+
+  /**
+   * Ends our side of a connection the client has ended, once every query it sent is answered:
+   * none in flight, none left buffered behind backpressure. end() sends what is written first.
+   */
+  private endIfAnswered(st: Conn): void {
+    if (st.ended && st.pending === 0 && !st.blocked) st.socket.end();
   }
 
   /** Closes the connection idle the longest; false when every one has work in progress. */
@@ -185,7 +202,10 @@ export class TcpListener {
       st.pending--;
       if (--this.inflight === 0 && this.drained) this.drained();
       if (this.closing && st.pending === 0) st.socket.end();
-      else this.maybeResume(st);
+      else {
+        this.maybeResume(st);
+        this.endIfAnswered(st);
+      }
     });
   }
 
@@ -195,6 +215,7 @@ export class TcpListener {
     st.blocked = false;
     this.process(st); // messages already buffered first
     if (!st.blocked && !this.closing) c.resume();
+    this.endIfAnswered(st);
   }
 
   private write(st: Conn, reply: Buffer): void {
