@@ -6,8 +6,7 @@ import { createSocket } from 'node:dgram';
 import { createServer } from 'node:net';
 import * as dnsPacket from 'dns-packet';
 import { DnsTimeoutError, buildQuery, datas, exchange, query, rcodeOf } from '@kube-dns/dns-client';
-import { freePort, startTestDnsServer, type TestAnswer, type TestQuestion } from '@kube-dns/testkit';
-import { aRecord, framed, response, startRawServer, type RawServerOptions } from './raw-server.js';
+import { aRecord, framed, freePort, response, startRawServer, startTestDnsServer, type RawServerOptions, type TestAnswer, type TestQuestion } from '@kube-dns/testkit';
 
 async function testServer(t: TestContext, handler?: (q: TestQuestion) => TestAnswer) {
   const s = await startTestDnsServer(handler ? { handler } : { answerIp: '192.0.2.1' });

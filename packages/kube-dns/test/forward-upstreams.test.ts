@@ -5,12 +5,10 @@
 // ExternalName whose target's records did not fit over UDP is answered with TC.
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { createSocket } from 'node:dgram';
-import { once } from 'node:events';
-import { createServer, type Socket } from 'node:net';
 import * as dnsPacket from 'dns-packet';
 import { silentLogger, type Nameserver } from '@kube-dns/config';
 import { buildQuery, datas, type Transport } from '@kube-dns/dns-client';
+import { framed, startRawServer } from '@kube-dns/testkit';
 import { Forwarder, type ForwarderOptions } from '../src/forward/forwarder.js';
 import { DROP } from '../src/server/reply-budget.js';
 import { DnsHandler } from '../src/server/handler.js';
@@ -20,42 +18,20 @@ import { OPTS, externalName } from './resolve-fixtures.js';
 
 type Reply = (query: Buffer, transport: Transport) => Buffer | undefined;
 
-/** An upstream on UDP and TCP (one port number each) whose `reply` decides what goes back (undefined: nothing). */
+/** An upstream on UDP and TCP (one port number) whose `reply` decides what goes back (undefined: nothing). */
 async function upstream(t: TestContext, reply: Reply) {
-  let asked = 0;
-  const udp = createSocket('udp4');
-  udp.on('message', (m, r) => {
-    asked++;
-    const out = reply(m, 'udp');
-    if (out) udp.send(out, r.port, r.address);
+  const raw = await startRawServer({
+    udp: (q, send) => {
+      const out = reply(q, 'udp');
+      if (out) send(out);
+    },
+    tcp: (q, conn) => {
+      const out = reply(q, 'tcp');
+      if (out) conn.write(framed(out));
+    },
   });
-  udp.bind(0, '127.0.0.1');
-  await once(udp, 'listening');
-  const conns = new Set<Socket>();
-  const tcp = createServer((c) => {
-    conns.add(c);
-    c.on('close', () => conns.delete(c));
-    c.on('error', () => c.destroy());
-    let buf = Buffer.alloc(0);
-    c.on('data', (d) => {
-      buf = Buffer.concat([buf, d]);
-      while (buf.length >= 2 && buf.length >= 2 + buf.readUInt16BE(0)) {
-        const m = buf.subarray(2, 2 + buf.readUInt16BE(0));
-        buf = buf.subarray(2 + m.length);
-        asked++;
-        const out = reply(Buffer.from(m), 'tcp');
-        if (out) c.write(Buffer.concat([Buffer.from([out.length >> 8, out.length & 0xff]), out]));
-      }
-    });
-  });
-  tcp.listen(udp.address().port, '127.0.0.1');
-  await once(tcp, 'listening');
-  t.after(() => {
-    udp.close();
-    for (const c of conns) c.destroy();
-    tcp.close();
-  });
-  return { ns: { host: '127.0.0.1', port: udp.address().port, family: 4 as const, raw: '' }, asked: () => asked };
+  t.after(() => raw.close());
+  return { ns: { host: raw.host, port: raw.port, family: 4 as const, raw: '' }, asked: () => raw.queries.length };
 }
 
 /** An answer to `query` (its ID and question), with `ip`; `edit` changes the decoded packet first. */

@@ -6,3 +6,4 @@ export * from './fixtures.js';
 export * from './bind-pair.js';
 export * from './named.js';
 export * from './load-report.js';
+export * from './raw-server.js';

@@ -1,6 +1,7 @@
 // A misbehaving DNS server on real sockets: the test scripts exactly which bytes go back, and
 // when, on UDP and on TCP (same port), to exercise what a well-behaved test server never does.
-import { bindUdpAndTcp } from '@kube-dns/testkit';
+import { Buffer } from 'node:buffer';
+import { bindUdpAndTcp } from './bind-pair.js';
 import { createSocket, type RemoteInfo, type Socket as UdpSocket } from 'node:dgram';
 import { createServer, type Socket as TcpSocket } from 'node:net';
 import * as dnsPacket from 'dns-packet';
