@@ -2,9 +2,10 @@
 import { isIP } from 'node:net';
 import { isDns1123Label, isDns1123Subdomain, isHostName } from './dns1123.js';
 import { parseTransferTo } from './transfer-to.js';
-import { type Nameserver, parseIpNameserver, parsePort, splitHostPort } from './nameserver.js';
+import { type Nameserver, ZONE_INDEX_ERROR, ipFamily, parseIpNameserver, parsePort, splitHostPort } from './nameserver.js';
 
-export const CONFIG_KEYS = ['stubDomains', 'upstreamNameservers', 'federations', 'hosts'] as const;
+/** The keys parseConfig reads; any other key is reported as ignored (dir-source.ts). */
+export const CONFIG_KEYS: readonly string[] = ['stubDomains', 'upstreamNameservers', 'federations', 'hosts', 'ignoreEmptyService', 'transferTo'];
 export const MAX_UPSTREAMS = 3;
 
 export interface HostsEntry {
@@ -103,7 +104,7 @@ function parseJson(text: string): { ok: true; value: unknown } | { ok: false; er
 export function parseStubServer(raw: string): { ok: true; value: Nameserver } | { ok: false; error: string } {
   const s = raw.trim();
   const ip = parseIpNameserver(s);
-  if (ip.ok) return ip;
+  if (ip.ok || s.includes('%')) return ip;
   const hp = splitHostPort(s);
   const host = hp ? hp.host : s;
   let port = 53;
@@ -129,12 +130,20 @@ export function parseStubDomains(text: string): Multi<Map<string, Nameserver[]>>
     return { ok: false, errors: ['must be a JSON object of domain → list of servers'] };
   }
   const errors: string[] = [];
+  /** The spelling each domain was first written in: two spellings of one domain must not overwrite each other. */
+  const spelled = new Map<string, string>();
   for (const [domainRaw, servers] of Object.entries(j.value as Record<string, unknown>)) {
     const domain = domainRaw.endsWith('.') ? domainRaw.slice(0, -1) : domainRaw;
     if (!isDns1123Subdomain(domain.toLowerCase())) {
       errors.push(`domain ${JSON.stringify(domainRaw)} is not a valid DNS-1123 subdomain`);
       continue;
     }
+    const first = spelled.get(domain.toLowerCase());
+    if (first !== undefined) {
+      errors.push(`domains ${JSON.stringify(first)} and ${JSON.stringify(domainRaw)} are the same domain: list its servers under one key`);
+      continue;
+    }
+    spelled.set(domain.toLowerCase(), domainRaw);
     // The original accepts an empty (or null) list and then configures nothing for the domain; so do we.
     if (servers === null || (Array.isArray(servers) && servers.length === 0)) continue;
     if (!Array.isArray(servers) || !servers.every((s) => typeof s === 'string')) {
@@ -202,8 +211,8 @@ export function parseHosts(text: string): Multi<HostsEntry[]> {
     const line = rawLine.replace(/#.*/, '').trim();
     if (line === '') return;
     const [ip, ...names] = line.split(/\s+/);
-    if (!ip || isIP(ip) === 0) {
-      errors.push(`line ${i + 1}: ${JSON.stringify(ip ?? '')} is not an IP address`);
+    if (!ip || ipFamily(ip) === 0) {
+      errors.push(`line ${i + 1}: ${JSON.stringify(ip ?? '')} is not an IP address${ip?.includes('%') ? ` (${ZONE_INDEX_ERROR})` : ''}`);
       return;
     }
     if (names.length === 0) {

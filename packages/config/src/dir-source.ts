@@ -8,7 +8,7 @@ import { EventEmitter } from 'node:events';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { watch, type FSWatcher } from 'chokidar';
-import { type ConfigError, type KubeDnsConfig, defaultConfig, describeErrors, parseConfig } from './configmap.js';
+import { CONFIG_KEYS, type ConfigError, type KubeDnsConfig, defaultConfig, describeErrors, parseConfig } from './configmap.js';
 import type { Logger } from './log.js';
 
 export interface DirSnapshot {
@@ -216,7 +216,7 @@ export class ConfigDirSource extends EventEmitter<ConfigSourceEvents> {
     this.current = result.config;
     if (!initial) this.reloads++;
     for (const k of Object.keys(snap.data)) {
-      if (!['stubDomains', 'upstreamNameservers', 'federations', 'hosts'].includes(k)) log.warn({ key: k }, 'unknown ConfigMap key ignored');
+      if (!CONFIG_KEYS.includes(k)) log.warn({ key: k }, 'unknown ConfigMap key ignored');
     }
     if (result.config.federations.size > 0) log.warn('the federations key is obsolete: it is accepted but has no effect');
     log.info({ version: snap.version, keys: Object.keys(snap.data) }, initial ? 'config loaded' : 'config updated');

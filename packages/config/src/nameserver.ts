@@ -1,5 +1,17 @@
 import { isIP } from 'node:net';
 
+/**
+ * node's isIP, less IPv6 zone indexes (`fe80::1%eth0`): the original validated with Go's
+ * net.ParseIP, which rejects them, and dnsmasq refuses them in its servers and hosts files (bad
+ * interface name), so a ConfigMap with one would replace working servers with none.
+ */
+export function ipFamily(s: string): 0 | 4 | 6 {
+  return s.includes('%') ? 0 : (isIP(s) as 0 | 4 | 6);
+}
+
+/** The error for an address with a zone index, which ipFamily refuses. */
+export const ZONE_INDEX_ERROR = 'an IPv6 zone index (%...) is not accepted';
+
 /** A DNS server address as written in the ConfigMap or on a command line. */
 export interface Nameserver {
   /** An IP literal (no brackets) or, for stub domains, a host name. */
@@ -53,6 +65,7 @@ export function parsePort(p: string): Parsed<number> {
 export function parseIpNameserver(raw: string, defaultPort = 53): Parsed<Nameserver> {
   const s = raw.trim();
   if (s === '') return { ok: false, error: 'empty nameserver' };
+  if (s.includes('%')) return { ok: false, error: `${JSON.stringify(raw)}: ${ZONE_INDEX_ERROR}` };
   const bare = s.startsWith('[') && s.endsWith(']') ? s.slice(1, -1) : s;
   const fam = isIP(bare);
   if (fam !== 0) return { ok: true, value: { host: bare, port: defaultPort, family: fam as 4 | 6, raw } };

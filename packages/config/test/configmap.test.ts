@@ -66,6 +66,20 @@ test('invalid stub domains from the original tests are rejected, naming the key 
   assert.match(rejected({ stubDomains: '{"foo.com": ["ns.foo.com:abc"]}' }), /port "abc" is not a number in "ns.foo.com:abc"/);
 });
 
+test('two spellings of one stub domain are rejected: neither list of servers may silently replace the other', () => {
+  assert.match(rejected({ stubDomains: '{"Acme.local": ["1.1.1.1"], "acme.local": ["2.2.2.2"]}' }), /^stubDomains: domains "Acme\.local" and "acme\.local" are the same domain: list its servers under one key$/);
+  assert.match(rejected({ stubDomains: '{"acme.local": ["1.1.1.1"], "acme.local.": ["2.2.2.2"]}' }), /domains "acme\.local" and "acme\.local\." are the same domain/);
+});
+
+test('an IPv6 zone index (fe80::1%eth0) is rejected wherever an address is written: dnsmasq refuses it', () => {
+  // accepted, it replaced working servers with lines dnsmasq rejects ("bad interface name")
+  assert.match(rejected({ stubDomains: '{"a.local": ["fe80::1%bogus0"]}' }), /^stubDomains: domain "a\.local": "fe80::1%bogus0": an IPv6 zone index \(%\.\.\.\) is not accepted$/);
+  assert.match(rejected({ stubDomains: '{"a.local": ["[fe80::1%eth0]:53"]}' }), /zone index/);
+  assert.match(rejected({ upstreamNameservers: '["fe80::2%nosuchif"]' }), /^upstreamNameservers: .*"fe80::2%nosuchif": an IPv6 zone index/);
+  assert.match(rejected({ hosts: '192.0.2.1 ok.example\nfe80::3%eth0 foo' }), /^hosts: line 2: "fe80::3%eth0" is not an IP address \(an IPv6 zone index \(%\.\.\.\) is not accepted\)$/);
+  assert.deepEqual(servers(accepted({ stubDomains: '{"a.local": ["fe80::1"]}' }), 'a.local'), ['fe80::1|53|6'], 'without the index it is an address');
+});
+
 test('stub domains of the wrong JSON shape are rejected with a readable reason', () => {
   assert.match(rejected({ stubDomains: '["1.2.3.4"]' }), /^stubDomains: must be a JSON object of domain → list of servers$/);
   assert.match(rejected({ stubDomains: '{"foo.com": "1.2.3.4"}' }), /^stubDomains: domain "foo.com": servers must be a list of strings$/);

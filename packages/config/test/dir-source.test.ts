@@ -198,6 +198,17 @@ test('with file events off, the poll alone picks a change up', async (t) => {
   assert.deepEqual(upstreams(source.config), ['9.9.9.9']);
 });
 
+test('the keys kube-dns applies live are not reported as unknown; a key nothing reads is', async (t) => {
+  const dir = await tempDir(t);
+  await writeKubeletConfigMap(dir, { ignoreEmptyService: 'true', transferTo: '10.0.0.0/8', upstreamNameservers: '["8.8.8.8"]', stubDomainz: '{}' });
+  const lines: string[] = [];
+  const log = createLogger('config-test', 2, 'info', (line) => lines.push(line));
+  const { source } = await startSource(t, { dir, log });
+  assert.deepEqual(source.config.zoneOverrides, { ignoreEmptyService: true, transferTo: '10.0.0.0/8' }, 'both applied');
+  const unknown = lines.map((l) => JSON.parse(l) as { msg: string; key?: string }).filter((l) => l.msg === 'unknown ConfigMap key ignored');
+  assert.deepEqual(unknown.map((l) => l.key), ['stubDomainz'], 'only the misspelt key is said to be ignored');
+});
+
 test('an invalid update is rejected, the last good config stays, and reverting to it applies it again', async (t) => {
   const dir = await tempDir(t);
   const good = { upstreamNameservers: '["8.8.8.8"]', stubDomains: '{"acme.local": ["10.0.0.53"]}' };

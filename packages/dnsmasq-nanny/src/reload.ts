@@ -95,6 +95,10 @@ export class ServersReloader {
     if (added.length > 0) {
       const union = this.opts.graceMs > 0 ? unionLines(this.written, next) : next;
       await this.writeAndSignal(union, removing.length > 0 && this.opts.graceMs > 0 ? 'added' : 'final', { added });
+    } else if (removing.length === 0) {
+      // the same servers in another order (upstreamNameservers reordered): nothing to drain, and
+      // with --strict-order dnsmasq asks them in the file's order, so it applies at once
+      await this.writeAndSignal(next, 'final', { reordered: true });
     }
     if (!sameLines(this.written, this.target)) this.armGrace();
     else this.finishTransition();
@@ -133,7 +137,7 @@ export class ServersReloader {
     this.idleWaiters.splice(0).forEach((w) => w());
   }
 
-  private async writeAndSignal(lines: string[], phase: 'added' | 'final', change: { added?: string[]; removed?: string[] }): Promise<void> {
+  private async writeAndSignal(lines: string[], phase: 'added' | 'final', change: { added?: string[]; removed?: string[]; reordered?: boolean }): Promise<void> {
     await this.opts.write(lines);
     this.written = lines;
     this.opts.signal();

@@ -51,10 +51,9 @@ export function unionLines(a: readonly string[], b: readonly string[]): string[]
   return dedupe([...a, ...b]);
 }
 
+/** The same lines in the same order: with --strict-order dnsmasq asks the servers in the file's order. */
 export function sameLines(a: readonly string[], b: readonly string[]): boolean {
-  if (a.length !== b.length) return false;
-  const set = new Set(a);
-  return b.every((l) => set.has(l));
+  return a.length === b.length && a.every((l, i) => l === b[i]);
 }
 
 function dedupe(lines: string[]): string[] {

@@ -62,14 +62,18 @@ test('a config flapping faster than the grace period still ends its transition w
   assert.ok(!file().includes(A), 'the original server was removed despite the flapping');
 });
 
-test('pure additions apply in one step; an unchanged set is not written; grace 0 is a plain rewrite', async () => {
+test('pure additions apply in one step; an unchanged list is not written; a reordered one is, at once; grace 0 is a plain rewrite', async () => {
   const { clock, events, r } = setup([A]);
   await r.apply([A, B]);
   assert.deepEqual(events, [`write ${A},${B}`, 'HUP']);
   assert.equal(r.transitioning, false);
-  await r.apply([B, A]);
+  await r.apply([A, B]);
   await clock.advance(5000);
   assert.equal(events.length, 2, 'same servers, no reload');
+  // upstreamNameservers reordered: with --strict-order dnsmasq asks them in the file's order
+  await r.apply([B, A]);
+  assert.deepEqual(events.slice(2), [`write ${B},${A}`, 'HUP'], 'the new order, in one step: nothing to drain');
+  assert.equal(r.transitioning, false);
 
   const z = setup([A], 0);
   await z.r.apply([B]);
