@@ -20,6 +20,26 @@ test('--pods=verified: only IPs of existing pods in that namespace; follows pod 
   await eventually(async () => assert.equal((await c.ask('10-244-0-7.web.pod.cluster.local', 'A')).packet.rcode, 'NXDOMAIN'));
 });
 
+test('--pods=verified: a finished pod (Succeeded, Failed) vouches for no IP, in its namespace or after the IP is reused', async (t) => {
+  const finished = (namespace: string, name: string, ips: string[], phase: 'Succeeded' | 'Failed') => {
+    const p = pod(namespace, name, ips);
+    p.status!.phase = phase;
+    return p;
+  };
+  const c = await startCluster({ args: ['--pods=verified'], seed: (api) => api.upsert('pods', finished('batch', 'job-abc', ['10.244.1.7'], 'Succeeded')) });
+  t.after(() => c.stop());
+  await waitSynced(c);
+  assert.equal((await c.ask('10-244-1-7.batch.pod.cluster.local', 'A')).packet.rcode, 'NXDOMAIN', 'a completed job listed at start');
+  c.api.upsert('pods', pod('web', 'api-1', ['10.244.2.9']));
+  await eventually(async () => assert.deepEqual(datas((await c.ask('10-244-2-9.web.pod.cluster.local', 'A')).packet.answers), ['10.244.2.9']));
+  c.api.upsert('pods', finished('web', 'api-1', ['10.244.2.9'], 'Failed')); // same IPs, now failed
+  await eventually(async () => assert.equal((await c.ask('10-244-2-9.web.pod.cluster.local', 'A')).packet.rcode, 'NXDOMAIN', 'running then failed'));
+  // the IP goes to a pod of another namespace: only that namespace's name answers
+  c.api.upsert('pods', pod('other', 'db-0', ['10.244.1.7']));
+  await eventually(async () => assert.deepEqual(datas((await c.ask('10-244-1-7.other.pod.cluster.local', 'A')).packet.answers), ['10.244.1.7']));
+  assert.equal((await c.ask('10-244-1-7.batch.pod.cluster.local', 'A')).packet.rcode, 'NXDOMAIN', 'the finished pod does not vouch for the reused IP');
+});
+
 test('--pods=insecure (default) answers any well-formed pod name without watching pods; disabled answers none', async (t) => {
   const insecure = await startCluster();
   t.after(() => insecure.stop());

@@ -234,11 +234,14 @@ export class Zone implements ZoneWriter, ZoneReader {
   setPod(p: PodInfo): void {
     const key = joinKey(p.namespace, p.name);
     const old = this.pods.get(key);
-    if (old && samePodIps(old, p.ips)) return;
+    // a finished pod (Succeeded, Failed) keeps status.podIP, but the IP is free for the next pod,
+    // maybe in another namespace: it vouches for none (CoreDNS does not list finished pods)
+    const ips = p.finished ? NO_IPS : p.ips;
+    if (old && samePodIps(old, ips)) return;
     if (old) this.indexPod(p.namespace, old, -1);
     else bumpCount(this.podNamespaces, p.namespace, +1);
-    this.pods.set(key, p.ips);
-    this.indexPod(p.namespace, p.ips, +1);
+    this.pods.set(key, ips);
+    this.indexPod(p.namespace, ips, +1);
     this.gen++;
   }
 
@@ -441,6 +444,8 @@ export class Zone implements ZoneWriter, ZoneReader {
     for (const ip of new Set(ips)) bumpCount(this.podIps, joinKey(namespace, ip), sign);
   }
 }
+
+const NO_IPS: string[] = [];
 
 function countAddresses(s: EndpointSliceInfo): number {
   let n = 0;
