@@ -4,9 +4,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as dnsPacket from 'dns-packet';
-import { pod, startTestDnsServer } from '@kube-dns/testkit';
+import { clusterIPService, externalNameService, pod, startTestDnsServer } from '@kube-dns/testkit';
 import { askFrom, autopathCounts, question, records, subnetOf } from './autopath-helpers.js';
-import { startCluster, waitSynced } from './integration-helpers.js';
+import { eventually, startCluster, waitSynced } from './integration-helpers.js';
 
 const POD_IP = '10.244.3.7';
 const EXT = 'example.test.shop.svc.cluster.local';
@@ -14,7 +14,12 @@ const EXT = 'example.test.shop.svc.cluster.local';
 async function setup(t: import('node:test').TestContext, args: string[]) {
   const upstream = await startTestDnsServer({
     handler: (q) => {
-      const ip = q.type !== 'A' ? undefined : q.name === 'example.test' ? '192.0.2.10' : q.name === 'db.corp.example' ? '192.0.2.20' : undefined;
+      // big.example.test: more addresses than fit over UDP, where the answer is TC with none
+      if (q.name === 'big.example.test' && q.type === 'A') {
+        if (q.transport === 'udp') return { tc: true };
+        return { answers: Array.from({ length: 100 }, (_, i) => ({ name: q.name, type: 'A' as const, ttl: 60, data: `192.0.2.${i + 1}` })) };
+      }
+      const ip = q.type !== 'A' ? undefined : q.name === 'example.test' ? '192.0.2.10' : q.name === 'db.corp.example' ? '192.0.2.20' : q.name === 'mail.corp.example' ? '192.0.2.25' : undefined;
       return ip ? { answers: [{ name: q.name, type: 'A', ttl: 60, data: ip }] } : { rcode: 'NXDOMAIN' };
     },
   });
@@ -83,6 +88,36 @@ test("autopath walks the node's search domains before the bare name", async (t) 
     ['db.corp.example'],
     'db.svc.cluster.local and db.cluster.local were answered from the zone, db.corp.example upstream, db itself not needed',
   );
+});
+
+test('autopath: a name without records of the asked type (NODATA) is NODATA without a CNAME, so glibc goes on; a dangling ExternalName is passed', async (t) => {
+  const { c } = await setup(t, ['--autopath']);
+  // namespace mail has a Service, so mail.svc.cluster.local exists without an address (NODATA).
+  // glibc takes NODATA as "try the next name" (mail.corp.example, which has one), but a CNAME
+  // alone as the answer: the reply must not carry one (CoreDNS's autopath does the same)
+  c.api.upsert('services', clusterIPService('mail', 'smtp', ['10.96.0.25']));
+  c.api.upsert('services', externalNameService('mail', 'gone', 'gone.example.test'));
+  await eventually(async () => assert.equal((await c.ask('smtp.mail.svc.cluster.local', 'A')).packet.rcode, 'NOERROR'));
+  const r = await askFrom('127.0.0.1', c.server, question('mail.shop.svc.cluster.local', 'A', [subnetOf(POD_IP)]));
+  assert.equal(r.rcode, 'NOERROR');
+  assert.deepEqual(records(r), [], 'no CNAME, no address: glibc asks the next search name itself');
+  assert.equal(r.authorities?.[0]?.type, 'SOA');
+  // gone.mail.svc.cluster.local is a CNAME to a name that does not exist (NXDOMAIN asked directly):
+  // nothing further exists, so the plain NXDOMAIN, never a CNAME to nowhere
+  const gone = await askFrom('127.0.0.1', c.server, question('gone.mail.shop.svc.cluster.local', 'A', [subnetOf(POD_IP)]));
+  assert.equal(gone.rcode, 'NXDOMAIN');
+  assert.equal(gone.answers?.length ?? 0, 0);
+});
+
+test('autopath over UDP: an upstream answer too large for UDP comes back with TC, and whole over TCP', async (t) => {
+  const { c } = await setup(t, ['--autopath']);
+  const q = question('big.example.test.shop.svc.cluster.local', 'A', [subnetOf(POD_IP)]);
+  const udp = dnsPacket.decode((await c.dns.handler.handle(q, 'udp', '127.0.0.1', 5353))!);
+  assert.ok(udp.flag_tc, 'TC: the client asks again over TCP (a CNAME alone would end its search)');
+  const tcp = dnsPacket.decode((await c.dns.handler.handle(q, 'tcp', '127.0.0.1', 5353))!);
+  assert.ok(!tcp.flag_tc);
+  assert.deepEqual(records(tcp as Parameters<typeof records>[0])[0], ['CNAME', 'big.example.test.shop.svc.cluster.local', 'big.example.test']);
+  assert.equal((tcp.answers ?? []).filter((a) => a.type === 'A').length, 100);
 });
 
 test('without --autopath (the default) the first expansion is the plain NXDOMAIN and pods are not watched', async (t) => {

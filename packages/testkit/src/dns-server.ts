@@ -14,7 +14,7 @@ export interface TestQuestion {
 }
 
 export type TestAnswer =
-  | { rcode?: 'NOERROR' | 'NXDOMAIN' | 'SERVFAIL' | 'REFUSED'; answers?: dnsPacket.Answer[]; aa?: boolean }
+  | { rcode?: 'NOERROR' | 'NXDOMAIN' | 'SERVFAIL' | 'REFUSED'; answers?: dnsPacket.Answer[]; aa?: boolean; tc?: boolean }
   | 'drop';
 
 export interface TestDnsServer {
@@ -63,7 +63,7 @@ export async function startTestDnsServer(opts: {
     return dnsPacket.encode({
       type: 'response',
       id: req.id,
-      flags: dnsPacket.RECURSION_DESIRED | dnsPacket.RECURSION_AVAILABLE | (a.aa ? dnsPacket.AUTHORITATIVE_ANSWER : 0) | rcode,
+      flags: dnsPacket.RECURSION_DESIRED | dnsPacket.RECURSION_AVAILABLE | (a.aa ? dnsPacket.AUTHORITATIVE_ANSWER : 0) | (a.tc ? dnsPacket.TRUNCATED_RESPONSE : 0) | rcode,
       questions: req.questions,
       answers: a.answers ?? [],
     });

@@ -1,9 +1,10 @@
 // Server-side search-path completion (--autopath), as CoreDNS's autopath with `pods verified`.
 // A pod of namespace N with ndots:5 asks `X.N.svc.<zone>` first; when that does not exist, we walk
-// the rest of its search path here and answer with the first name that exists (NOERROR, even
-// without records of the asked type, ends the walk as it would end the pod's own resolver), as a
-// CNAME from the asked name to that name plus its records; else with the upstream answer for `X`.
-// One round trip instead of up to four per address family.
+// the rest of its search path here and answer for the first name that exists, as CoreDNS's
+// autopath does: a CNAME from the asked name to that name plus its records; or, when it has no
+// records of the asked type, NODATA without a CNAME (a CNAME alone would end glibc's search,
+// where NODATA lets it go on to the next name, as it would have without us); else with the
+// upstream answer for `X`. One round trip instead of up to four per address family.
 //
 // Who asked: behind dnsmasq the client address is gone, so dnsmasq adds it as an EDNS0
 // client-subnet option (--add-subnet=32,128). That option is trusted from loopback only (our own
@@ -26,6 +27,15 @@ export interface AutopathAnswer {
   aa: boolean;
   answers: dnsPacket.Answer[];
   authorities: dnsPacket.Answer[];
+  /** An upstream's records did not fit over UDP (TC): the reply says TC, the client asks again over TCP. */
+  truncated: boolean;
+}
+
+interface UpstreamAnswer {
+  rcode: number;
+  answers: dnsPacket.Answer[];
+  authorities: dnsPacket.Answer[];
+  truncated: boolean;
 }
 
 export interface AutopathOptions {
@@ -85,12 +95,18 @@ export class Autopath {
         if (r.rcode === 'NXDOMAIN') continue;
         if (r.rcode !== 'NOERROR') return this.fail('not_found');
         let answers = r.answers;
+        let truncated = false;
         if (r.chase) {
           const up = await this.upstream(r.chase, qtype, transport);
-          if (up) answers = [...answers, ...up.answers];
+          // an ExternalName whose target does not exist is NXDOMAIN asked directly: the pod goes on
+          if (up?.rcode === NXDOMAIN) continue;
+          if (up) {
+            answers = [...answers, ...up.answers];
+            truncated = up.truncated;
+          }
         }
         this.o.count('cluster');
-        return { rcode: 0, aa: true, answers: [this.cname(q, name), ...answers], authorities: answers.length ? [] : r.authorities };
+        return this.found(q, name, true, answers, r.authorities, truncated);
       }
       const up = await this.upstream(name, qtype, transport);
       if (!up) return this.fail('upstream_error');
@@ -100,9 +116,18 @@ export class Autopath {
       }
       if (up.rcode !== 0) return this.fail('upstream_error');
       this.o.count('upstream');
-      return { rcode: 0, aa: false, answers: [this.cname(q, name), ...up.answers], authorities: up.answers.length ? [] : up.authorities };
+      return this.found(q, name, false, up.answers, up.authorities, up.truncated);
     }
     return this.fail('not_found');
+  }
+
+  /**
+   * The answer for `name`, the first of the walk that exists: the CNAME to it and its records, or
+   * NODATA (its SOA, no CNAME) when it has none of the asked type and nothing was cut (TC).
+   */
+  private found(q: ParsedQuery, name: string, aa: boolean, answers: dnsPacket.Answer[], authorities: dnsPacket.Answer[], truncated: boolean): AutopathAnswer {
+    if (answers.length === 0 && !truncated) return { rcode: 0, aa, answers: [], authorities, truncated };
+    return { rcode: 0, aa, answers: [this.cname(q, name), ...answers], authorities: answers.length ? [] : authorities, truncated };
   }
 
   private fail(result: AutopathResult): undefined {
@@ -119,7 +144,7 @@ export class Autopath {
     return { name: q.name, type: 'CNAME', class: 'IN', ttl: this.o.ttl, data: target };
   }
 
-  private async upstream(name: string, qtype: string, transport: Transport): Promise<{ rcode: number; answers: dnsPacket.Answer[]; authorities: dnsPacket.Answer[] } | undefined> {
+  private async upstream(name: string, qtype: string, transport: Transport): Promise<UpstreamAnswer | undefined> {
     try {
       const sub = buildQuery({ name, type: qtype as dnsPacket.RecordType, ednsUdpSize: 1232 });
       const reply = await this.o.forward(sub, name.toLowerCase(), transport);
@@ -129,6 +154,7 @@ export class Autopath {
         rcode: reply.readUInt16BE(2) & 0xf,
         answers: (d.answers ?? []).filter((a) => a.type !== 'OPT'),
         authorities: (d.authorities ?? []).filter((a) => a.type === 'SOA'),
+        truncated: (reply[2]! & 0x02) !== 0,
       };
     } catch (e) {
       this.o.log.debug({ name, err: (e as Error).message }, 'autopath: an upstream candidate failed');

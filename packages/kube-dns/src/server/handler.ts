@@ -210,6 +210,8 @@ export class DnsHandler {
       ? encodeReply(query, q, { rcode: a.rcode, aa: a.aa, answers: a.answers, authorities: a.authorities, additionals: [] }, limit).bytes
       : ((r.authorities[0] && encodeNegative(query, q, RCODE.NXDOMAIN, r.aa, r.authorities[0], limit)) ||
         encodeReply(query, q, { rcode: RCODE.NXDOMAIN, aa: r.aa, answers: [], authorities: r.authorities, additionals: [] }, limit).bytes);
+    // an upstream said TC to the walk's question over UDP: so does the reply (the CNAME alone would end glibc's search)
+    if (a?.truncated && transport === 'udp') reply[2]! |= Flag.TC >> 8;
     return this.done(q, a ? rotateAnswers(reply) : reply, transport, started, system, false);
   }
 
