@@ -31,6 +31,7 @@ export function exchange(server: Server, message: Buffer, transport: Transport, 
 }
 
 function exchangeUdp(server: Server, message: Buffer, timeoutMs: number): Promise<Buffer> {
+  if (isIP(server.host) === 0) return exchangeUdpByName(server, message, timeoutMs);
   return new Promise((resolve, reject) => {
     const family = isIP(server.host) === 6 ? 'udp6' : 'udp4';
     const sock = createSocket(family);
@@ -54,10 +55,37 @@ function exchangeUdp(server: Server, message: Buffer, timeoutMs: number): Promis
       if (msg.length < 12 || msg.readUInt16BE(0) !== id || rinfo.port !== server.port) return;
       finish(null, msg);
     });
-    sock.connect(server.port, server.host, () => {
-      sock.send(message, (err) => err && finish(err));
+    sock.connect(server.port, server.host, (err?: Error) => {
+      if (err) return finish(err);
+      try {
+        sock.send(message, (e) => e && finish(e));
+      } catch (e) {
+        finish(e as Error);
+      }
     });
   });
+}
+
+/**
+ * A server given by name (a probe's target): the name is looked up first, within the same
+ * timeout, so that the socket's family is the address's, and a name that does not resolve is
+ * this exchange's error, never the process's (connect() reports a failed lookup to its callback
+ * alone, and a send on the unconnected socket then throws).
+ */
+async function exchangeUdpByName(server: Server, message: Buffer, timeoutMs: number): Promise<Buffer> {
+  const started = Date.now();
+  // loaded on first use: node's resolver module is not worth its memory in processes that never look a name up
+  const { lookup } = await import('node:dns/promises');
+  let timer: NodeJS.Timeout | undefined;
+  const address = await Promise.race([
+    lookup(server.host).then((a) => a.address),
+    new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new DnsTimeoutError(server, 'udp', timeoutMs)), timeoutMs))),
+  ])
+    .catch((e: Error) => {
+      throw e instanceof DnsTimeoutError ? e : new Error(`cannot look up ${server.host}: ${e.message}`);
+    })
+    .finally(() => clearTimeout(timer));
+  return exchangeUdp({ host: address, port: server.port }, message, Math.max(1, timeoutMs - (Date.now() - started)));
 }
 
 function exchangeTcp(server: Server, message: Buffer, timeoutMs: number): Promise<Buffer> {

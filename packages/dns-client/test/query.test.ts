@@ -170,6 +170,20 @@ test('UDP: a closed port (ICMP port unreachable) rejects at once, not at the tim
   assert.match(err.message, new RegExp(`ECONNREFUSED 127\\.0\\.0\\.1:${port}$`), 'the message names the server');
 });
 
+test('UDP to a server given by a name: it is looked up first; a name that does not resolve rejects the query, naming it, and the process goes on', async (t) => {
+  // the sidecar probes targets given as host:port; a failed look-up used to throw out of a
+  // callback (an unconnected socket's send) and end the process
+  const { err } = await failure(query({ host: 'kube-dns.no-such-domain.invalid', port: 53 }, { name: 'a.example', type: 'A', timeoutMs: 3000 }));
+  assert.match(err.message, /kube-dns\.no-such-domain\.invalid/);
+  // a name that resolves: /etc/hosts gives `localhost`, and the reply comes from its address
+  const s = await startTestDnsServer({ host: '127.0.0.1', answerIp: '192.0.2.7' });
+  t.after(() => s.close());
+  const hosts = await import('node:dns/promises').then((d) => d.lookup('localhost'));
+  if (hosts.address !== '127.0.0.1') return t.skip(`localhost is ${hosts.address} here`);
+  const r = await query({ host: 'localhost', port: s.port }, { name: 'www.example.com', type: 'A' });
+  assert.deepEqual(datas(r.packet.answers, 'A'), ['192.0.2.7']);
+});
+
 test('TCP: a server that closes without replying is an error naming it', async (t) => {
   // resume(): a paused server socket would never see the client's FIN, and close() would wait forever.
   const srv = createServer((c) => c.on('error', () => c.destroy()).resume().end());
