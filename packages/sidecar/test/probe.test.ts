@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { freePort, startTestDnsServer } from '@kube-dns/testkit';
-import { runProbe } from '../src/index.js';
+import { Prober, runProbe } from '../src/index.js';
 
 test('a probe succeeds on a reply with answers, fails on an empty reply and on no server (as in the kubernetes/dns tests)', async (t) => {
   const server = await startTestDnsServer({
@@ -32,4 +32,21 @@ test('a server that does not answer fails the probe after the timeout', async (t
   const r = await runProbe({ server: { host: server.host, port: server.port }, name: 'x.local.', type: 'A' }, 200);
   assert.equal(r.ok, false);
   assert.match(r.error ?? '', /no reply from 127\.0\.0\.1:\d+ over udp within 200 ms/);
+});
+
+test('a probe interval longer than setTimeout takes (24.8 days) waits, not a tight loop; stop() ends it at once', async (t) => {
+  // the flag takes whole seconds without an upper bound; node clamps a longer timer to 1 ms
+  const server = await startTestDnsServer({ answerIp: '10.0.0.1' });
+  t.after(() => server.close());
+  let probes = 0;
+  const p = new Prober(
+    { label: 'kubedns', server: { host: '127.0.0.1', port: server.port }, serverText: `127.0.0.1:${server.port}`, name: 'kubernetes.default.svc.cluster.local.', intervalMs: 30 * 86_400_000, type: 'A' },
+    { onOutcome: () => probes++, random: () => 0 },
+  );
+  p.start();
+  await new Promise((r) => setTimeout(r, 400));
+  assert.equal(probes, 1, 'one probe, then a 30-day wait');
+  const stopping = Date.now();
+  await p.stop();
+  assert.ok(Date.now() - stopping < 200, 'stop() cuts the wait short');
 });
