@@ -69,6 +69,8 @@ export interface StartExtras {
   forwardTimeoutMs?: number;
   skydnsNamespace?: string;
   skydnsSubsystem?: string;
+  /** PROMETHEUS_PATH of the original: where the metrics are served (default /metrics). */
+  metricsPath?: string;
   /** Retry schedule and watch bounds of the API sync (tests shorten them). */
   kubeSync?: Pick<KubeSyncOptions, 'backoff' | 'watchIdleMs' | 'maxRetryAfterMs'>;
 }
@@ -268,6 +270,7 @@ export async function startKubeDns(o: KubeDnsOptions, x: StartExtras): Promise<K
     dump: () => dumpJson(zone, resolveOpts),
     registry: metrics.registry,
     version: VERSION,
+    metricsPath: x.metricsPath,
   });
   const servers: Server[] = [await listenHttp(app, o.healthzBindAddress, o.healthzPort, log, 'healthz HTTP')];
   if (x.metricsPort !== undefined) servers.push(await listenHttp(app, o.healthzBindAddress, x.metricsPort, log, 'metrics HTTP'));

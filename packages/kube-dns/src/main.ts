@@ -34,14 +34,22 @@ async function main(): Promise<number> {
     process.stderr.write(`kube-dns: PROMETHEUS_PORT=${env.PROMETHEUS_PORT}: not a port number\n`);
     return 2;
   }
+  // the original's envOrDefault: an empty value is the default. A metric name part that is not
+  // [a-zA-Z_][a-zA-Z0-9_]* would make Prometheus refuse every scrape: said at start instead
+  const metricsEnv = (name: string, test: RegExp, want: string): string | undefined | false => {
+    const v = env[name];
+    if (v === undefined || v === '') return undefined;
+    if (test.test(v)) return v;
+    process.stderr.write(`kube-dns: ${name}=${v}: ${want}\n`);
+    return false;
+  };
+  const metricsPath = metricsEnv('PROMETHEUS_PATH', /^\/[A-Za-z0-9._~/-]*$/, 'not a URL path (/ followed by letters, digits and ._~/-)');
+  const skydnsNamespace = metricsEnv('PROMETHEUS_NAMESPACE', /^[a-zA-Z_][a-zA-Z0-9_]*$/, 'not a Prometheus metric name part ([a-zA-Z_][a-zA-Z0-9_]*)');
+  const skydnsSubsystem = metricsEnv('PROMETHEUS_SUBSYSTEM', /^[a-zA-Z_][a-zA-Z0-9_]*$/, 'not a Prometheus metric name part ([a-zA-Z_][a-zA-Z0-9_]*)');
+  if (metricsPath === false || skydnsNamespace === false || skydnsSubsystem === false) return 2;
   let instance;
   try {
-    instance = await startKubeDns(o, {
-      log,
-      metricsPort,
-      skydnsNamespace: env.PROMETHEUS_NAMESPACE,
-      skydnsSubsystem: env.PROMETHEUS_SUBSYSTEM,
-    });
+    instance = await startKubeDns(o, { log, metricsPort, metricsPath, skydnsNamespace, skydnsSubsystem });
   } catch (e) {
     log.fatal({ err: (e as Error).message }, 'cannot start');
     return 1;

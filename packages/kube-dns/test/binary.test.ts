@@ -57,6 +57,40 @@ test('bad flags exit 2 with a message naming the flag', async () => {
   }
 });
 
+test('PROMETHEUS_PATH, _NAMESPACE and _SUBSYSTEM as the original: a path is served, an empty value is the default, a bad name stops the start', async (t) => {
+  for (const [name, value, re] of [
+    ['PROMETHEUS_NAMESPACE', 'kube-dns', /PROMETHEUS_NAMESPACE=kube-dns: not a Prometheus metric name part/],
+    ['PROMETHEUS_SUBSYSTEM', '1x', /PROMETHEUS_SUBSYSTEM=1x: not a Prometheus metric name part/],
+    ['PROMETHEUS_PATH', 'metrics', /PROMETHEUS_PATH=metrics: not a URL path/],
+  ] as const) {
+    const r = run(['--dns-port=0'], { [name]: value });
+    assert.equal(await r.exited, 2, `${name}=${value}: ${r.err()}`);
+    assert.match(r.err(), re);
+  }
+  const api = await startFakeApiServer();
+  t.after(() => api.close());
+  const [dnsPort, healthzPort] = [await freePort(), await freePort()];
+  const r = run(['--dns-bind-address=127.0.0.1', `--dns-port=${dnsPort}`, '--healthz-bind-address=127.0.0.1', `--healthz-port=${healthzPort}`, `--kubecfg-file=${api.kubeconfigPath}`], {
+    PROMETHEUS_PATH: '/custom-metrics',
+    PROMETHEUS_NAMESPACE: '',
+    PROMETHEUS_SUBSYSTEM: 'dns',
+  });
+  t.after(() => r.p.kill('SIGKILL'));
+  const deadline = Date.now() + 30_000;
+  let res: Response | undefined;
+  while (!res || res.status !== 200) {
+    assert.ok(Date.now() < deadline, `no metrics on /custom-metrics: ${r.err().slice(-1000)}`);
+    await new Promise((done) => setTimeout(done, 100));
+    res = await fetch(`http://127.0.0.1:${healthzPort}/custom-metrics`).catch(() => undefined);
+  }
+  await query({ host: '127.0.0.1', port: dnsPort }, { name: 'kubernetes.default.svc.cluster.local', type: 'A' });
+  const body = await (await fetch(`http://127.0.0.1:${healthzPort}/custom-metrics`)).text();
+  // an empty namespace is the default (skydns), never a name starting with "_"
+  assert.match(body, /^skydns_dns_dns_request_count_total\{/m, 'namespace skydns (the default), subsystem dns');
+  assert.doesNotMatch(body, /^_/m);
+  assert.equal((await fetch(`http://127.0.0.1:${healthzPort}/metrics`)).status, 404, 'served where PROMETHEUS_PATH says, only');
+});
+
 test('SIGTERM: readiness fails at once, queries keep being answered for --lameduck, then exit 0', async (t) => {
   const api = await startFakeApiServer();
   t.after(() => api.close());
