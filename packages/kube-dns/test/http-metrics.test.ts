@@ -124,6 +124,33 @@ test('event-loop delay: a stall shows in kubedns_event_loop_delay_seconds and in
   assert.ok(count2 >= count);
 });
 
+test('event-loop delay: each stall is counted once over the bucket it passes, not as a share of coarse percentiles', async (t) => {
+  const m = new KubeDnsMetrics();
+  t.after(() => m.close());
+  const read = async () => {
+    const text = await m.registry.metrics();
+    const value = (series: string) => Number(text.split('\n').find((l) => l.startsWith(`${series} `))?.split(' ')[1]);
+    return { count: value('kubedns_event_loop_delay_seconds_count'), under: value('kubedns_event_loop_delay_seconds_bucket{le="0.1"}') };
+  };
+  let before = await read();
+  // among a few hundred quiet samples (10 ms apart), as between two scrapes: the coarse steps
+  // of the percentile map are widest there
+  for (const [stalls, quietMs] of [[1, 2000], [3, 3000]] as const) {
+    for (let i = 0; i < stalls; i++) {
+      await new Promise((r) => setTimeout(r, quietMs / stalls));
+      const until = performance.now() + 150;
+      while (performance.now() < until) {
+        /* a 150 ms stall */
+      }
+    }
+    await new Promise((r) => setTimeout(r, 100));
+    const after = await read();
+    const over = after.count - before.count - (after.under - before.under);
+    assert.equal(over, stalls, `${stalls} stall(s) of 150 ms: samples over 0.1 s`);
+    before = after;
+  }
+});
+
 test('CPU contention: the time the event loop waited for a CPU shows in kubedns_event_loop_cpu_wait_seconds_total', async (t) => {
   const m = new KubeDnsMetrics();
   t.after(() => m.close());

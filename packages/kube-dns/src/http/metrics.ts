@@ -324,13 +324,19 @@ class EventLoopDelay {
     const h = this.h;
     const n = h.count;
     if (n === 0) return;
-    // percentiles: ascending (percentile → delay in ns); the share of samples at or under each bucket
-    const pct = [...h.percentiles];
+    // the samples at or under each bucket, to the sample: the largest k whose k-th smallest delay
+    // (percentile 100·k/n) is within the bucket, found by bisection. (h.percentiles lists only
+    // coarse steps, 50, 75, 87.5, ...: read as shares, they counted one 150 ms stall as two.)
     for (let i = 0; i < LOOP_BUCKETS.length; i++) {
       const limitNs = (LOOP_BUCKETS[i]! * 1e3 + LOOP_RESOLUTION_MS) * 1e6;
-      let share = 0;
-      for (const [p, v] of pct) if (v <= limitNs) share = p;
-      this.buckets[i]! += Math.round((n * share) / 100);
+      let lo = 0;
+      let hi = n;
+      while (lo < hi) {
+        const k = (lo + hi + 1) >> 1;
+        if (h.percentile((100 * k) / n) <= limitNs) lo = k;
+        else hi = k - 1;
+      }
+      this.buckets[i]! += lo;
     }
     this.count += n;
     const period = LOOP_RESOLUTION_MS / 1e3;
