@@ -22,6 +22,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import yaml from 'js-yaml';
 import { imageEnv, imageFlags } from './image-env.mjs';
+import { RESULTS_DIR } from './bench-results.mjs';
 import { query } from '@kube-dns/dns-client';
 import { clusterIPService, dnsmasqPath, endpointSlice, freePort, headlessService, APISERVER_BOOKMARK_INTERVAL_MS, startFakeApiServer } from '@kube-dns/testkit';
 
@@ -311,7 +312,7 @@ const r1 = (x) => Math.round(x);
 
 async function main() {
   await run('dnsperf', ['-h']).catch((e) => { if (e.code === 'ENOENT') throw new Error('dnsperf is missing: scripts/bench.sh installs it (Debian package dnsperf)'); });
-  const outDir = join(root, 'bench', 'results');
+  const outDir = RESULTS_DIR; // bench/results, or bench/results/quick for --quick
   await mkdir(outDir, { recursive: true });
   const results = { date: new Date().toISOString(), node: process.version, quick, pod: [], kubeDns: [], floods: [] };
 
@@ -421,7 +422,7 @@ async function main() {
   say(`\nmanifest limits: ${limits}`);
   if (only !== undefined) return say('(--only: a partial run; bench/results/footprint.json left as it was)');
   await writeFile(join(outDir, 'footprint.json'), JSON.stringify(results, null, 2));
-  say(`written: ${join('bench', 'results', 'footprint.json')}`);
+  say(`written: ${join(outDir, 'footprint.json').slice(root.length + 1)}`);
 }
 
 main().then(() => process.exit(0), (e) => { console.error(`bench-footprint failed: ${e.stack ?? e.message}`); process.exit(1); });

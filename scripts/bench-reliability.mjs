@@ -22,8 +22,10 @@ import { query } from '@kube-dns/dns-client';
 import { APISERVER_BOOKMARK_INTERVAL_MS, startFakeApiServer, startTestDnsServer } from '@kube-dns/testkit';
 import { probe } from './bench-probe.mjs';
 import { dnsperf, killAllNow, manifestArgs, sleep, start, startKubeDns, stop } from './bench-procs.mjs';
-import { writeSection } from './bench-results.mjs';
+import { LATEST, writeSection } from './bench-results.mjs';
 import { churnOne, mixFile, seedCluster } from './bench-workloads.mjs';
+
+const root = new URL('..', import.meta.url).pathname;
 
 const quick = process.argv.includes('--quick');
 const soakAt = process.argv.indexOf('--soak');
@@ -243,7 +245,7 @@ async function main() {
       out.floods.push(await measureFlood('5,000 TCP connections held open (half with a partial length prefix)', kd, names, 'tcp', () => tcpFlood(kd.port)));
       out.floods.push(await measureFlood('malformed UDP packets', kd, names, 'udp', () => junkFlood(kd.port)));
       await writeSection('reliability', out);
-      say('\nwritten: bench/results/latest.json (section "reliability")');
+      say(`\nwritten: ${LATEST.slice(root.length)} (section "reliability")`);
     }
     if (soakMinutes > 0) {
       // the soak measures errors of kube-dns, not of a dead upstream: names it forwards (the PTRs of
@@ -257,7 +259,7 @@ async function main() {
         await sleep(200);
       }
       await writeSection('soak', { date: new Date().toISOString(), node: process.version, ...(await soak(kd, api, cluster, work, soakMinutes)) });
-      say('written: bench/results/latest.json (section "soak")');
+      say(`written: ${LATEST.slice(root.length)} (section "soak")`);
     }
   } finally {
     for (const f of cleanup.reverse()) await f().catch(() => {});

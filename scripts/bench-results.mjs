@@ -4,7 +4,11 @@
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
-export const RESULTS_DIR = join(new URL('..', import.meta.url).pathname, 'bench', 'results');
+/**
+ * bench/results, where the committed figures of full runs live; a --quick run writes to
+ * bench/results/quick instead (not committed), so a development run never replaces them.
+ */
+export const RESULTS_DIR = join(new URL('..', import.meta.url).pathname, 'bench', 'results', ...(process.argv.includes('--quick') ? ['quick'] : []));
 export const LATEST = join(RESULTS_DIR, 'latest.json');
 
 export async function readResults() {

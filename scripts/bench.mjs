@@ -473,7 +473,7 @@ async function main() {
   out.elapsedSeconds = Math.round((Date.now() - t0) / 1000);
   const all = await writeSection('dns', out);
   await writeFile(join(RESULTS_DIR, 'latest.svg'), drawSvg(all));
-  say(`\nwritten: ${LATEST.slice(root.length)} and bench/results/latest.svg (${out.elapsedSeconds} s)`);
+  say(`\nwritten: ${LATEST.slice(root.length)} and ${join(RESULTS_DIR, 'latest.svg').slice(root.length)} (${out.elapsedSeconds} s)`);
 
   await memoryBench();
 }
