@@ -194,3 +194,16 @@ test('the kube-dns image runs on jemalloc, from Debian, in the run-time filesyst
   // the manifest leaves the allocator to the images
   for (const c of deployment.spec.template.spec.containers as Obj[]) assert.ok(!(c.env ?? []).some((e: Obj) => e.name === 'MALLOC_CONF'), `${c.name}: no MALLOC_CONF of its own`);
 });
+
+test("the build stage copies every project the root tsconfig builds: `npm run build` starts with tsc -b, which fails on a missing reference", () => {
+  const { stages } = parse(DOCKERFILE);
+  const build = stages.get('build');
+  assert.ok(build, 'a build stage');
+  const copied = build.lines.filter((l) => /^COPY\s/.test(l) && !/--from/.test(l)).map((l) => l.split(/\s+/).slice(1, -1)).flat();
+  const covered = (file: string) => copied.some((src) => file === src || (src.endsWith('/') && file.startsWith(src)));
+  const root = JSON.parse(readFileSync(join(ROOT, 'tsconfig.json'), 'utf8')) as { references: { path: string }[] };
+  for (const { path } of root.references) {
+    assert.ok(covered(`${path}/tsconfig.json`), `${path}/tsconfig.json is copied into the build stage before npm run build`);
+    assert.ok(covered(`${path}/src/`) || covered(`${path}/`) || !existsSync(join(ROOT, path, 'src')), `${path}/src is copied too`);
+  }
+});
