@@ -25,7 +25,7 @@ export const BINARIES = ['kube-dns', 'dnsmasq-nanny', 'sidecar'];
  * these roots only: deserializing them gives the very same objects, and the other models are
  * tree-shaken away.
  */
-const API_ROOTS = ['V1ServiceList', 'V1EndpointSliceList', 'V1PodList', 'V1Status', 'V1WatchEvent'];
+const API_ROOTS = ['V1ServiceList', 'V1EndpointSliceList', 'V1PodList', 'V1NamespaceList', 'V1Status', 'V1WatchEvent'];
 
 async function reachableModels(roots) {
   const genDir = join(dirname(require.resolve('@kubernetes/client-node')), 'gen');
