@@ -157,3 +157,51 @@ test('a big list yields to the event loop while applying', async (t) => {
   assert.equal(applied, total);
   assert.ok(turnsAtLast - turnsAtFirst >= total / 100 - 1, `other work ran ${turnsAtLast - turnsAtFirst} times while applying`);
 });
+
+test('watches the server keeps refusing (403) while lists work: a relist after two in a row brings the changes', async (t) => {
+  // RBAC granting list but not watch, or a proxy refusing streams: re-watching alone never ends
+  const api = await startFakeApiServer();
+  t.after(() => api.close());
+  api.upsert('services', clusterIPService('ns', 'a', ['10.0.0.1']));
+  const applied: string[] = [];
+  const r = new Reflector<V1Service>({
+    resource: 'services',
+    kc: api.kubeConfig(),
+    watchPath: WATCH_PATHS.services,
+    list: listFunction(api.kubeConfig(), 'services') as ListFn<V1Service>,
+    handler: { upsert: (x) => applied.push(`upsert ${x.metadata?.name}`), delete: (ns, name) => applied.push(`delete ${ns}/${name}`) },
+    log: silentLogger(),
+    backoff: { initialMs: 20, maxMs: 100 },
+  });
+  t.after(() => r.stop());
+  r.start();
+  await waitUntil(() => r.synced, 'synced');
+  await api.waitForWatches('services');
+  api.faults.failRequests(1_000_000, 403, { resource: 'services', watch: true });
+  api.faults.dropWatches({ resource: 'services' });
+  api.upsert('services', clusterIPService('ns', 'b', ['10.0.0.2']));
+  api.remove('services', 'ns', 'a');
+  await waitUntil(() => applied.includes('upsert b') && applied.includes('delete ns/a'), 'the changes, by a relist', 5000);
+  assert.ok(r.stats().relists >= 1);
+});
+
+test('a watch the server closes cleanly after a second or more is resumed at once, with no backoff', async (t) => {
+  // a proxy's idle timeout on a quiet resource: waiting a growing backoff each time delayed changes by up to 30 s
+  const api = await startFakeApiServer();
+  t.after(() => api.close());
+  const { clock, sleeps } = fakeClock();
+  const { r, applied } = serviceReflector(api, clock);
+  t.after(() => r.stop());
+  r.start();
+  await waitUntil(() => r.synced, 'synced');
+  for (let i = 0; i < 3; i++) {
+    await api.waitForWatches('services');
+    await new Promise((res) => setTimeout(res, 1100));
+    api.faults.dropWatches({ resource: 'services' });
+    await waitUntil(() => r.stats().watchRestarts === i + 1, `re-watch ${i + 1}`);
+  }
+  assert.deepEqual(sleeps, [], 'no backoff after a clean close');
+  await api.waitForWatches('services');
+  api.upsert('services', clusterIPService('ns', 'c', ['10.0.0.3']));
+  await waitUntil(() => applied.includes('upsert c 10.0.0.3'), 'a change right after');
+});

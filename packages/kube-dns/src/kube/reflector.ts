@@ -3,6 +3,7 @@
 //   watch ends        → watch again from the last RV seen (no loss, no duplicates)
 //   410 Gone          → list again
 //   anything failing  → retry after an exponential, jittered backoff; log what failed and when next
+//   watch refused twice in a row (an HTTP error, an ERROR event) → list again (after the backoff)
 // Only key → resourceVersion is kept, never whole objects: memory stays flat with cluster size.
 import { EventEmitter } from 'node:events';
 import { randomInt } from 'node:crypto';
@@ -141,6 +142,8 @@ export class Reflector<T extends ObjectWithMeta> extends EventEmitter {
 
   private async run(): Promise<void> {
     let needList = true;
+    /** Watches in a row that ended in an error. */
+    let failedWatches = 0;
     while (!this.stopped) {
       if (needList) {
         if (!(await this.listAll())) return;
@@ -171,10 +174,15 @@ export class Reflector<T extends ObjectWithMeta> extends EventEmitter {
       this.current = undefined;
       if (this.stopped || outcome.kind === 'aborted') return;
 
-      const healthy = events > 0 || this.clock.now() - started >= (this.o.healthyWatchMs ?? 30_000);
+      const elapsed = this.clock.now() - started;
+      // A clean close after a second or more (the server's timeout, or a proxy's idle timeout on a
+      // quiet resource) is no failure: re-watch at once, as client-go does. Closed sooner with no
+      // event, it is (a server that ends every watch at once must not get a tight loop).
+      const healthy = events > 0 || elapsed >= (this.o.healthyWatchMs ?? 30_000) || (outcome.kind === 'closed' && elapsed >= 1000);
       if (healthy) this.backoff.reset();
       const delay = healthy ? 0 : this.backoff.next();
       const ctx = { resource: this.o.resource, resourceVersion: this.rv, events, retryInMs: delay };
+      if (outcome.kind !== 'error') failedWatches = 0;
       if (outcome.kind === 'expired') {
         needList = true;
         this.o.log.info({ ...ctx, reason: outcome.message }, 'watch resourceVersion expired (410); relisting');
@@ -184,7 +192,15 @@ export class Reflector<T extends ObjectWithMeta> extends EventEmitter {
         this.o.log.warn({ ...ctx, err: outcome.message }, 'watch silent for too long (no event, no bookmark); relisting');
       } else if (outcome.kind === 'error') {
         this.noteError(`watch: ${outcome.message}`);
-        this.o.log.warn({ ...ctx, err: outcome.message }, 'watch failed; retrying');
+        // A watch the server keeps refusing (403 on watch alone, an ERROR event at every resume)
+        // would never bring a change again while the list still works: after two such answers in
+        // a row, list again (client-go's ListAndWatch relists after a watch error it does not
+        // retry), so the data is at most one backoff old. A transport failure (the server down,
+        // a connection reset) resumes from the last RV, as client-go retries those.
+        failedWatches = outcome.http ? failedWatches + 1 : 0;
+        needList = failedWatches >= 2;
+        if (needList) failedWatches = 0;
+        this.o.log.warn({ ...ctx, err: outcome.message, relist: needList }, needList ? 'watch failed again; relisting' : 'watch failed; retrying');
       } else {
         this.o.log.debug(ctx, 'watch closed by the server; resuming');
       }

@@ -3,14 +3,15 @@
 // hang forever on a connection that silently died.
 import type { Agent } from 'node:http';
 import { Watch, type KubeConfig } from '@kubernetes/client-node';
-import { describeError, isGone } from './errors.js';
+import { describeError, httpStatusOf, isGone } from './errors.js';
 
 export type WatchOutcome =
   /** The server ended the stream (timeoutSeconds, apiserver restart): resume from the last RV. */
   | { kind: 'closed' }
   /** 410: the RV is too old (HTTP 410 or an ERROR event with a 410 Status): relist. */
   | { kind: 'expired'; message: string }
-  | { kind: 'error'; message: string }
+  /** `http`: the server answered with an error (an HTTP status, an ERROR event), not a transport failure. */
+  | { kind: 'error'; message: string; http: boolean }
   /** Nothing (no event, no bookmark) for `idleMs`: the stream is wedged somewhere; relist. */
   | { kind: 'idle'; message: string }
   | { kind: 'aborted' };
@@ -69,7 +70,7 @@ export function watchOnce(o: WatchOnceOptions): RunningWatch {
   };
 
   const watchdog = setTimeout(
-    () => finish({ kind: 'error', message: `watch still open ${o.graceMs} ms after its timeoutSeconds=${o.timeoutSeconds}; reconnecting` }),
+    () => finish({ kind: 'error', message: `watch still open ${o.graceMs} ms after its timeoutSeconds=${o.timeoutSeconds}; reconnecting`, http: false }),
     o.timeoutSeconds * 1000 + o.graceMs,
   );
 
@@ -96,7 +97,7 @@ export function watchOnce(o: WatchOnceOptions): RunningWatch {
         alive();
         if (type === 'ERROR') {
           const msg = `watch ERROR event: ${obj?.code ?? '?'} ${obj?.reason ?? ''}: ${obj?.message ?? ''}`;
-          finish(obj?.code === 410 ? { kind: 'expired', message: msg } : { kind: 'error', message: msg });
+          finish(obj?.code === 410 ? { kind: 'expired', message: msg } : { kind: 'error', message: msg, http: true });
           return;
         }
         o.onEvent(type, obj);
@@ -104,7 +105,7 @@ export function watchOnce(o: WatchOnceOptions): RunningWatch {
       (err: unknown) => {
         if (err === null || err === undefined) finish({ kind: 'closed' });
         else if (isGone(err)) finish({ kind: 'expired', message: describeError(err) });
-        else finish({ kind: 'error', message: describeError(err) });
+        else finish({ kind: 'error', message: describeError(err), http: httpStatusOf(err) !== undefined });
       },
     )
     .then(
@@ -116,7 +117,7 @@ export function watchOnce(o: WatchOnceOptions): RunningWatch {
           o.onEstablished();
         }
       },
-      (err: unknown) => finish({ kind: 'error', message: describeError(err) }),
+      (err: unknown) => finish({ kind: 'error', message: describeError(err), http: httpStatusOf(err) !== undefined }),
     );
 
   return { done, abort: () => finish({ kind: 'aborted' }) };
