@@ -40,6 +40,19 @@ function serviceReflector(api: FakeApiServer, clock: Clock, list?: ListFn<V1Serv
   return { r, applied };
 }
 
+/** A fake API server and a services reflector on the fake clock, synced and watching. */
+async function syncedReflector(t: import('node:test').TestContext) {
+  const api = await startFakeApiServer();
+  t.after(() => api.close());
+  const { clock, sleeps } = fakeClock();
+  const { r, applied } = serviceReflector(api, clock);
+  t.after(() => r.stop());
+  r.start();
+  await waitUntil(() => r.synced, 'synced');
+  await api.waitForWatches('services');
+  return { api, sleeps, r, applied };
+}
+
 test('API server unreachable at start: retries follow the backoff schedule, then it syncs', async (t) => {
   const api = await startFakeApiServer();
   t.after(() => api.close());
@@ -59,14 +72,7 @@ test('API server unreachable at start: retries follow the backoff schedule, then
 });
 
 test('failing re-watches back off; a watch that delivered events resets the backoff', async (t) => {
-  const api = await startFakeApiServer();
-  t.after(() => api.close());
-  const { clock, sleeps } = fakeClock();
-  const { r, applied } = serviceReflector(api, clock);
-  t.after(() => r.stop());
-  r.start();
-  await waitUntil(() => r.synced, 'synced');
-  await api.waitForWatches('services');
+  const { api, sleeps, r, applied } = await syncedReflector(t);
 
   api.faults.failRequests(4, 500, { watch: true });
   api.faults.dropWatches(); // ends with no events: a failure too
@@ -187,13 +193,7 @@ test('watches the server keeps refusing (403) while lists work: a relist after t
 
 test('a watch the server closes cleanly after a second or more is resumed at once, with no backoff', async (t) => {
   // a proxy's idle timeout on a quiet resource: waiting a growing backoff each time delayed changes by up to 30 s
-  const api = await startFakeApiServer();
-  t.after(() => api.close());
-  const { clock, sleeps } = fakeClock();
-  const { r, applied } = serviceReflector(api, clock);
-  t.after(() => r.stop());
-  r.start();
-  await waitUntil(() => r.synced, 'synced');
+  const { api, sleeps, r, applied } = await syncedReflector(t);
   for (let i = 0; i < 3; i++) {
     await api.waitForWatches('services');
     await new Promise((res) => setTimeout(res, 1100));
