@@ -60,6 +60,11 @@ test('IPv6 normalisation matches Go net.IP.String() (as in the kubernetes/dns te
   assert.equal(normalizeIp('255.255.255.0'), '255.255.255.0');
   assert.equal(normalizeIp('fd00:0:0:0:0:0:0:20'), 'fd00::20');
   assert.equal(normalizeIp('1:0:0:2:0:0:0:3'), '1:0:0:2::3'); // longest zero run wins
+  // IPv4-mapped addresses print as IPv4 (Go's To4() != nil), in either spelling
+  assert.equal(normalizeIp('::ffff:10.1.0.5'), '10.1.0.5');
+  assert.equal(normalizeIp('::FFFF:a01:5'), '10.1.0.5');
+  assert.equal(normalizeIp('::fffe:a01:5'), '::fffe:a01:5');
+  assert.equal(normalizeIp('1::ffff:a01:5'), '1::ffff:a01:5');
 });
 
 test('dashed endpoint labels (CoreDNS style) and their inverse', () => {

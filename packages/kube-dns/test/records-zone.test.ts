@@ -2,6 +2,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { DepGenerations } from '../src/records/generations.js';
 import { Zone } from '../src/records/zone.js';
+import { clusterIPService, endpointSlice, externalNameService, headlessService } from '@kube-dns/testkit';
+import { serviceFromKube, sliceFromKube } from '../src/records/from-kube.js';
 import { clusterIP, data, ep, externalName, headless, port, q, slice, summary, zoneWith } from './resolve-fixtures.js';
 
 const A = 'svc/default/a';
@@ -199,4 +201,23 @@ test('without the wildcard indexes (no --wildcards) a zone answers the same, and
   const before = lean.depGeneration('name/b');
   lean.setService(clusterIP('ns1', 'zzz', ['10.0.0.9'])); // another name: the coarse generation moves anyway
   assert.ok(lean.depGeneration('name/b') > before);
+});
+
+test('an IPv4-mapped address (::ffff:a.b.c.d) is IPv4: A, in-addr.arpa, never AAAA (as Go net.IP.To4)', () => {
+  const z = new Zone();
+  for (const svc of [
+    clusterIPService('default', 'mapped', ['::ffff:10.0.0.7']),
+    headlessService('default', 'hl'),
+    externalNameService('default', 'lit', '::ffff:192.0.2.9'),
+  ]) {
+    z.setService(serviceFromKube(svc)!);
+  }
+  z.setSlice(sliceFromKube(endpointSlice('default', 'hl', 'hl-v4', 'IPv4', [{ ip: '::ffff:10.1.0.5' }]))!);
+  assert.equal(summary(q(z, 'mapped.default.svc.cluster.local', 'A')), 'NOERROR | A 10.0.0.7');
+  assert.equal(summary(q(z, 'mapped.default.svc.cluster.local', 'AAAA')), 'NOERROR');
+  assert.equal(summary(q(z, 'hl.default.svc.cluster.local', 'A')), 'NOERROR | A 10.1.0.5');
+  assert.equal(summary(q(z, 'hl.default.svc.cluster.local', 'AAAA')), 'NOERROR');
+  assert.equal(summary(q(z, '5.0.1.10.in-addr.arpa', 'PTR')), 'NOERROR | PTR 10-1-0-5.hl.default.svc.cluster.local.');
+  assert.equal(summary(q(z, 'lit.default.svc.cluster.local', 'A')), 'NOERROR | A 192.0.2.9');
+  assert.equal(summary(q(z, 'lit.default.svc.cluster.local', 'AAAA')), 'NOERROR');
 });

@@ -1,10 +1,20 @@
 // Name helpers shared by the record builders and the resolver. Pure.
 import { isIP } from 'node:net';
 
-/** Canonical text of an IP: IPv4 as is, IPv6 compressed lower-case (Go's net.IP.String()). */
+/**
+ * Canonical text of an IP, as Go's net.IP.String() prints it: IPv4 as is, an IPv4-mapped IPv6
+ * address (::ffff:10.1.0.5, which the API accepts in an IPv4 EndpointSlice) as its IPv4 form, so
+ * it answers A and in-addr.arpa like the original; any other IPv6 compressed lower-case.
+ */
 export function normalizeIp(ip: string): string {
   if (isIP(ip) !== 6) return ip;
-  return compressIpv6(expandIpv6(ip));
+  const g = expandIpv6(ip);
+  if (g[5] === 'ffff' && g[0] === '0000' && g[1] === '0000' && g[2] === '0000' && g[3] === '0000' && g[4] === '0000') {
+    const hi = parseInt(g[6] as string, 16);
+    const lo = parseInt(g[7] as string, 16);
+    return `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
+  }
+  return compressIpv6(g);
 }
 
 /** The 8 groups of an IPv6 address as 4-digit lower-case hex. */

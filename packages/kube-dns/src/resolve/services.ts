@@ -215,11 +215,12 @@ function resolveExternalName(ctx: Ctx, e: ServiceEntry, prefix: string[], dep: s
   const { qtype, owner, opts } = ctx;
   if (prefix.length > 0) return nxdomain(opts, dep);
   const target = e.info.externalName;
-  const fam = ipFamily(target);
-  if (fam !== 0) {
-    // An IP-looking externalName gives a plain address record, as the original does.
+  if (ipFamily(target) !== 0) {
+    // An IP-looking externalName gives a plain address record, as the original does (an
+    // IPv4-mapped one an A record: the family is the normalized address's).
     const ip = normalizeIp(target);
-    return wants(qtype, fam === 6) ? positive(opts, [address(owner, ip, fam === 6, opts.ttl)], [], dep) : nodata(opts, dep);
+    const v6 = isV6(ip);
+    return wants(qtype, v6) ? positive(opts, [address(owner, ip, v6, opts.ttl)], [], dep) : nodata(opts, dep);
   }
   if (!target) return nodata(opts, dep);
   const record = cname(owner, target, opts.ttl);
