@@ -30,10 +30,15 @@ test('--pods=verified: a finished pod (Succeeded, Failed) vouches for no IP, in 
   t.after(() => c.stop());
   await waitSynced(c);
   assert.equal((await c.ask('10-244-1-7.batch.pod.cluster.local', 'A')).packet.rcode, 'NXDOMAIN', 'a completed job listed at start');
+  // no pod name exists under batch.pod: the namespace's name is no empty non-terminal either
+  assert.equal((await c.ask('batch.pod.cluster.local', 'A')).packet.rcode, 'NXDOMAIN', 'a namespace of finished pods only');
   c.api.upsert('pods', pod('web', 'api-1', ['10.244.2.9']));
   await eventually(async () => assert.deepEqual(datas((await c.ask('10-244-2-9.web.pod.cluster.local', 'A')).packet.answers), ['10.244.2.9']));
+  const webNs = await c.ask('web.pod.cluster.local', 'A');
+  assert.deepEqual([webNs.packet.rcode, webNs.packet.answers?.length], ['NOERROR', 0], 'a running pod below: NODATA');
   c.api.upsert('pods', finished('web', 'api-1', ['10.244.2.9'], 'Failed')); // same IPs, now failed
   await eventually(async () => assert.equal((await c.ask('10-244-2-9.web.pod.cluster.local', 'A')).packet.rcode, 'NXDOMAIN', 'running then failed'));
+  assert.equal((await c.ask('web.pod.cluster.local', 'A')).packet.rcode, 'NXDOMAIN', 'its only pod finished');
   // the IP goes to a pod of another namespace: only that namespace's name answers
   c.api.upsert('pods', pod('other', 'db-0', ['10.244.1.7']));
   await eventually(async () => assert.deepEqual(datas((await c.ask('10-244-1-7.other.pod.cluster.local', 'A')).packet.answers), ['10.244.1.7']));

@@ -239,7 +239,6 @@ export class Zone implements ZoneWriter, ZoneReader {
     const ips = p.finished ? NO_IPS : p.ips;
     if (old && samePodIps(old, ips)) return;
     if (old) this.indexPod(p.namespace, old, -1);
-    else bumpCount(this.podNamespaces, p.namespace, +1);
     this.pods.set(key, ips);
     this.indexPod(p.namespace, ips, +1);
     this.gen++;
@@ -250,7 +249,6 @@ export class Zone implements ZoneWriter, ZoneReader {
     const old = this.pods.get(key);
     if (!old) return;
     this.indexPod(namespace, old, -1);
-    bumpCount(this.podNamespaces, namespace, -1);
     this.pods.delete(key);
     this.gen++;
   }
@@ -440,8 +438,15 @@ export class Zone implements ZoneWriter, ZoneReader {
     else this.reverse.remove(ip, owner);
   }
 
+  /**
+   * A namespace counts in podNamespaces once per pod IP, so `<ns>.pod.<zone>` is an empty
+   * non-terminal only while some pod name exists below it (a Pending or finished pod has none).
+   */
   private indexPod(namespace: string, ips: readonly string[], sign: 1 | -1): void {
-    for (const ip of new Set(ips)) bumpCount(this.podIps, joinKey(namespace, ip), sign);
+    for (const ip of new Set(ips)) {
+      bumpCount(this.podIps, joinKey(namespace, ip), sign);
+      bumpCount(this.podNamespaces, namespace, sign);
+    }
   }
 }
 
