@@ -7,7 +7,10 @@ import { spawn } from 'node:child_process';
 import { connect, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { buildQuery, query } from '@kube-dns/dns-client';
+import { silentLogger } from '@kube-dns/config';
 import { startTestDnsServer } from '@kube-dns/testkit';
+import { TcpListener } from '../src/server/tcp.js';
+import { encodeTransfer } from '../src/transfer/messages.js';
 import { clusterIP, ep, headless, slice } from './resolve-fixtures.js';
 import { startStack } from './server-stack.js';
 
@@ -78,6 +81,87 @@ test('TCP backpressure: a client that pipelines queries for large answers and ne
   // once the client reads, every query is answered, in order
   const ids = await readReplies(sock, n);
   assert.deepEqual(ids, Array.from({ length: n }, (_, i) => i));
+  sock.destroy();
+});
+
+test('TCP backpressure holds for forwarded answers too: replies completing for a client that does not read close it past twice the limit', async (t) => {
+  // forwards complete after reading paused: each of the 32 in flight could add a 60 KB answer
+  const big = (msg: Buffer): Buffer => {
+    const b = Buffer.alloc(60_000);
+    msg.copy(b, 0, 0, 2);
+    b[2] = 0x81;
+    return b;
+  };
+  const tcp = new TcpListener({ handle: (msg) => sleep(5).then(() => big(msg)) }, silentLogger());
+  t.after(() => tcp.close(100));
+  const port = await tcp.listen('127.0.0.1', 0);
+  const q = frame(buildQuery({ name: 'big.example.org', type: 'TXT', id: 7 }));
+  const hogs = await Promise.all(Array.from({ length: 5 }, () => open(port)));
+  for (const h of hogs) {
+    h.pause();
+    h.write(Buffer.concat(Array.from({ length: 200 }, () => q)));
+  }
+  let last = -1;
+  for (let i = 0; i < 50; i++) {
+    await sleep(100);
+    const b = tcp.stats().bufferedBytes;
+    if (b === last) break;
+    last = b;
+  }
+  const stats = tcp.stats();
+  assert.ok(stats.bufferedBytes <= 5 * (2 * 64 * 1024 + 60_000), `${stats.bufferedBytes} reply bytes buffered for 5 clients that do not read`);
+  assert.ok(stats.overflowed >= 1, 'the connections past the limit were closed');
+  for (const h of hogs) h.destroy();
+  // a client that reads gets all its answers
+  const reader = await open(port);
+  const replies = readReplies(reader, 100);
+  reader.write(Buffer.concat(Array.from({ length: 100 }, () => q)));
+  assert.equal((await replies).length, 100);
+  reader.destroy();
+});
+
+test('TCP: a zone transfer far over the buffer limit is exempt: it and a forward finishing behind it reach a client that reads late', async (t) => {
+  // 1,000 records of 15 KB: more than loopback's socket buffers take, so most of it waits in ours
+  const txt = Array.from({ length: 60 }, () => 'x'.repeat(250));
+  const records = Array.from({ length: 1000 }, (_, i) => ({ name: `r${i}.cluster.local`, type: 'TXT' as const, ttl: 30, data: txt }));
+  const handle = (msg: Buffer) => {
+    const id = msg.readUInt16BE(0);
+    if (id === 2) return encodeTransfer(id, 'cluster.local', records);
+    const reply = Buffer.from(msg);
+    reply[2] = 0x81;
+    return sleep(200).then(() => reply); // a forward, completing while the transfer is unsent
+  };
+  const tcp = new TcpListener({ handle }, silentLogger());
+  t.after(() => tcp.close(100));
+  const port = await tcp.listen('127.0.0.1', 0);
+  const sock = await open(port);
+  sock.pause();
+  sock.write(Buffer.concat([frame(buildQuery({ name: 'example.org', type: 'A', id: 1 })), frame(buildQuery({ name: 'cluster.local', type: 'AXFR', id: 2 }))]));
+  await sleep(400);
+  assert.ok(tcp.stats().bufferedBytes > 2 * 64 * 1024, `most of the transfer waits unsent (${tcp.stats().bufferedBytes} bytes)`);
+  const got = await new Promise<{ ids: Set<number>; records: number }>((resolve, reject) => {
+    let buf = Buffer.alloc(0);
+    const ids = new Set<number>();
+    let records = 0;
+    const timer = setTimeout(() => reject(new Error(`${records} records, ids ${[...ids]}`)), 20_000);
+    sock.on('data', (c: Buffer) => {
+      buf = Buffer.concat([buf, c]);
+      while (buf.length >= 2 && buf.length >= 2 + buf.readUInt16BE(0)) {
+        ids.add(buf.readUInt16BE(2));
+        records += buf.readUInt16BE(2 + 6);
+        buf = buf.subarray(2 + buf.readUInt16BE(0));
+      }
+      if (records >= 1000 && ids.has(1)) {
+        clearTimeout(timer);
+        resolve({ ids, records });
+      }
+    });
+    sock.on('close', () => reject(new Error(`closed after ${records} records, ids ${[...ids]}`)));
+    sock.resume();
+  });
+  assert.deepEqual([...got.ids].sort(), [1, 2]);
+  assert.equal(got.records, 1000);
+  assert.equal(tcp.stats().overflowed, 0);
   sock.destroy();
 });
 

@@ -2,7 +2,10 @@
 // answered as they complete), with every resource a client can hold bounded:
 //   - replies waiting to be sent: above maxBufferedBytes the connection stops being read until
 //     the client has taken them (a client that pipelines and never reads gets no more answers,
-//     not our memory);
+//     not our memory); forwards already in flight still complete, so past twice that a reply
+//     closes the connection instead of queueing (RFC 7766 6.2.3 lets a server close): without
+//     it, 32 forwarded 64 KiB answers made 2 MB a connection. A zone transfer, written whole,
+//     is exempt until it drains;
 //   - queries in flight per connection (forwards waiting upstream): above maxPipelined, reading
 //     pauses the same way;
 //   - connections: at maxConnections the connection idle the longest (nothing in flight, nothing
@@ -37,6 +40,8 @@ class Conn {
   partialSince = 0;
   /** The client has sent all it will (FIN): the connection ends once its replies are written. */
   ended = false;
+  /** A zone transfer is in the unsent bytes (until 'drain'): the overflow cap does not apply. */
+  bulk = false;
   constructor(readonly socket: Socket) {}
 }
 
@@ -50,6 +55,8 @@ export interface TcpStats {
   slowMessages: number;
   /** Connections refused at the cap because none was idle. */
   refused: number;
+  /** Connections closed because replies to a client that does not read passed twice the buffer limit. */
+  overflowed: number;
 }
 
 export class TcpListener {
@@ -66,6 +73,7 @@ export class TcpListener {
   private evicted = 0;
   private slowMessages = 0;
   private refused = 0;
+  private overflowed = 0;
 
   constructor(
     private readonly handler: Pick<DnsHandler, 'handle'>,
@@ -101,7 +109,14 @@ export class TcpListener {
   stats(): TcpStats {
     let bufferedBytes = 0;
     for (const c of this.conns.keys()) bufferedBytes += c.writableLength;
-    return { connections: this.conns.size, bufferedBytes, evicted: this.evicted, slowMessages: this.slowMessages, refused: this.refused };
+    return {
+      connections: this.conns.size,
+      bufferedBytes,
+      evicted: this.evicted,
+      slowMessages: this.slowMessages,
+      refused: this.refused,
+      overflowed: this.overflowed,
+    };
   }
 
   private onConnection(c: Socket): void {
@@ -120,7 +135,10 @@ export class TcpListener {
     c.setTimeout(this.idleMs, () => c.destroy());
     c.on('error', () => c.destroy());
     c.on('close', () => this.conns.delete(c));
-    c.on('drain', () => this.maybeResume(st));
+    c.on('drain', () => {
+      st.bulk = false;
+      this.maybeResume(st);
+    });
     c.on('data', (chunk: Buffer) => this.onData(st, chunk));
     c.on('end', () => {
       st.ended = true;
@@ -178,7 +196,7 @@ export class TcpListener {
       if (r === undefined) continue;
       if (Buffer.isBuffer(r)) this.write(st, r);
       else this.await(st, r);
-      if (st.pending >= this.maxPipelined || c.writableLength > this.maxBuffered) {
+      if (st.pending >= this.maxPipelined && !st.blocked) {
         st.blocked = true;
         c.pause();
       }
@@ -218,15 +236,28 @@ export class TcpListener {
     this.endIfAnswered(st);
   }
 
+  /** Writes a reply; above maxBuffered unsent bytes reading pauses, above twice that the connection goes. */
   private write(st: Conn, reply: Buffer): void {
     const c = st.socket;
     if (c.destroyed || !c.writable) return;
-    // a zone transfer comes as several messages, already framed (transfer/messages.ts)
-    if (isFramed(reply)) return void c.write(reply);
-    const out = Buffer.allocUnsafe(2 + reply.length);
-    out.writeUInt16BE(reply.length, 0);
-    reply.copy(out, 2);
-    c.write(out);
+    if (isFramed(reply)) {
+      // a zone transfer comes as several messages, already framed (transfer/messages.ts)
+      if (!c.write(reply)) st.bulk = true; // until 'drain'
+    } else {
+      if (!st.bulk && c.writableLength > 2 * this.maxBuffered) {
+        this.overflowed++;
+        c.destroy();
+        return;
+      }
+      const out = Buffer.allocUnsafe(2 + reply.length);
+      out.writeUInt16BE(reply.length, 0);
+      reply.copy(out, 2);
+      c.write(out);
+    }
+    if (c.writableLength > this.maxBuffered && !st.blocked) {
+      st.blocked = true;
+      c.pause();
+    }
   }
 
   /** Stops accepting, lets queries in flight finish (up to timeoutMs), then closes every connection. */
