@@ -5,6 +5,14 @@
 // TERM while `pid == 0`), so a reload requested before then must be held back and sent later.
 // "started, version" is logged just before that point; we add a short margin, and fall back to
 // a timer when its log does not reach us.
+//
+// dnsmasq forks a child per TCP connection (living up to 150 s), which inherits its stdout,
+// stderr and listening sockets, and which dnsmasq cannot clean up when it is SIGKILLed. So:
+//   - its exit is taken from the process's 'exit' event, not from execa's result, which also
+//     waits for the pipes to close (one idle TCP client hid a crash for minutes);
+//   - it runs as the leader of its own process group (detached), and the whole group is killed
+//     when it exits and when it must be killed, so a leftover child neither holds the port the
+//     restart binds nor outlives the nanny.
 import type { Readable } from 'node:stream';
 import { execa, type ResultPromise } from 'execa';
 import type { Logger } from '@kube-dns/config';
@@ -68,6 +76,18 @@ export interface DnsmasqProcessOptions {
   readyFallbackMs?: number;
 }
 
+type Outcome = { exitCode?: number | undefined; signal?: string; failed?: boolean; code?: string; originalMessage?: string; message?: string };
+
+/** SIGKILL to the process group `pid` leads (dnsmasq and its TCP children); quiet if it is gone. */
+export function killProcessGroup(pid: number | undefined): void {
+  if (pid === undefined) return;
+  try {
+    process.kill(-pid, 'SIGKILL');
+  } catch {
+    /* gone already */
+  }
+}
+
 const KEEP_LINES = 8;
 const WARNING = /\b(bad|fail(ed|ure)?|error|cannot|can't|illegal|refused|unknown|warning|denied|not found|no such)\b/i;
 
@@ -94,7 +114,10 @@ export class DnsmasqProcess {
       buffer: false,
       // We stop it ourselves (SIGTERM, then SIGKILL after a timeout in stop()).
       forceKillAfterDelay: false,
-      cleanup: true,
+      // Its own process group (with -k dnsmasq does not start a session of its own, so its TCP
+      // children stay in it). execa's cleanup skips detached processes: the nanny kills the
+      // group on its way out instead (main.ts).
+      detached: true,
     });
     this.pid = this.proc.pid;
     const log = opts.log.child({ dnsmasqPid: this.pid });
@@ -119,13 +142,31 @@ export class DnsmasqProcess {
     relay(this.proc.stderr, 'stderr');
     this.scheduleReady(opts.readyFallbackMs ?? 1000);
 
-    this.exited = this.proc.then(
-      (r) => this.finish(r),
-      (e: unknown) => this.finish(e as Parameters<DnsmasqProcess['finish']>[0]),
+    let resolveExited!: (info: ExitInfo) => void;
+    this.exited = new Promise((r) => (resolveExited = r));
+    let finished = false;
+    const finish = (r: Outcome): void => {
+      if (finished) return;
+      finished = true;
+      this.proc.stdout?.destroy();
+      this.proc.stderr?.destroy();
+      resolveExited(this.finish(r));
+    };
+    this.proc.once('exit', (code, signal) => {
+      this.hasExited = true;
+      killProcessGroup(this.pid); // its TCP children, if any
+      // its last lines may still be in the pipes, which close once the group is gone: execa's
+      // result comes then; if something else holds them, the exit is reported regardless
+      setTimeout(() => finish(signal ? { signal } : { exitCode: code ?? undefined }), 500).unref();
+    });
+    // execa's result: a spawn failure (no 'exit' event), or the exit once the pipes closed
+    this.proc.then(
+      (r) => finish(r),
+      (e: unknown) => finish(e as Outcome),
     );
   }
 
-  private finish(r: { exitCode?: number; signal?: string; failed?: boolean; code?: string; originalMessage?: string; message?: string }): ExitInfo {
+  private finish(r: Outcome): ExitInfo {
     this.hasExited = true;
     if (this.readyTimer) clearTimeout(this.readyTimer);
     this.readyWaiters.splice(0).forEach((w) => w());
@@ -172,11 +213,17 @@ export class DnsmasqProcess {
     }
   }
 
-  /** SIGTERM, then SIGKILL if it has not exited within `timeoutMs`. */
+  /** SIGKILL to it and its TCP children (a hung or stopped dnsmasq). */
+  kill(): void {
+    if (this.running) killProcessGroup(this.pid);
+  }
+
+  /** SIGTERM (and SIGCONT, should it be stopped), then SIGKILL to its group if it has not exited within `timeoutMs`. */
   async stop(timeoutMs = 5000): Promise<ExitInfo> {
     if (this.running) {
       this.signal('SIGTERM');
-      const timer = setTimeout(() => this.signal('SIGKILL'), timeoutMs);
+      this.signal('SIGCONT');
+      const timer = setTimeout(() => this.kill(), timeoutMs);
       try {
         return await this.exited;
       } finally {

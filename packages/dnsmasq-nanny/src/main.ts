@@ -5,6 +5,7 @@
 //   255 dnsmasq could not be kept running (the original's exit status when dnsmasq died)
 //   70  an exception nothing caught (logged with its stack; dnsmasq is killed first)
 import { FlagError, createLogger } from '@kube-dns/config';
+import { killProcessGroup } from './dnsmasq-process.js';
 import { Nanny, StartupError } from './nanny.js';
 import { parseNannyOptions } from './options.js';
 import { reportPodEvents } from './pod-events.js';
@@ -37,16 +38,13 @@ async function main(argv: string[]): Promise<void> {
   // restarts the container. Unhandled rejections arrive here too (Node's default).
   process.on('uncaughtException', (e) => {
     log.fatal({ err: e }, 'uncaught exception: exiting');
-    const pid = nanny.dnsmasqPid;
-    if (pid !== undefined) {
-      try {
-        process.kill(pid, 'SIGKILL');
-      } catch {
-        /* already gone */
-      }
-    }
     process.exit(70);
   });
+  // dnsmasq runs in a process group of its own (dnsmasq-process.ts), out of reach of execa's
+  // clean-up: whatever way the nanny exits, dnsmasq and its TCP children go first. SIGHUP
+  // keeps its default meaning (exit 129), with this clean-up.
+  process.on('exit', () => killProcessGroup(nanny.dnsmasqPid));
+  process.on('SIGHUP', () => process.exit(129));
 
   let exiting = false;
   const shutdown = async (code: number, reason: string) => {

@@ -12,6 +12,8 @@ export interface SupervisedProcess {
   readonly ready: boolean;
   whenReady(): Promise<void>;
   signal(sig: NodeJS.Signals): boolean;
+  /** SIGKILL to it and whatever it forked. */
+  kill(): void;
   stop(timeoutMs?: number): Promise<ExitInfo>;
 }
 
@@ -102,13 +104,14 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
 
   /**
    * A process that no longer answers but has not exited (stopped, wedged): SIGKILL works on a
-   * stopped process too, and its exit then takes the normal restart path with its backoff.
+   * stopped process too, and its exit then takes the normal restart path with its backoff. Its
+   * TCP children go with it (they would keep its port).
    */
   killHung(pid: number | undefined, why: string): void {
     const p = this.proc;
     if (!p || p.pid !== pid || this.stopping) return;
     this.opts.log.error({ dnsmasqPid: pid }, `dnsmasq is hung: ${why}; killing it (SIGKILL) to restart it`);
-    p.signal('SIGKILL');
+    p.kill();
   }
 
   async stop(timeoutMs = 5000): Promise<void> {

@@ -1,5 +1,7 @@
 // The real nanny supervising a real dnsmasq: crash recovery, crash loops, shutdown.
 import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import { connect, type Socket } from 'node:net';
 import { test } from 'node:test';
 import { startTestDnsServer } from '@kube-dns/testkit';
 import { alive, eventually, loopbackDnsmasqArgs, lookupA, startNanny } from './nanny-harness.js';
@@ -23,6 +25,74 @@ test('kill -9 of dnsmasq: the nanny restarts it after its 100 ms backoff, with t
   assert.ok(nanny.logs.slice(mark).some((l) => l.level === 50 && /killed by SIGKILL; restarting in 100 ms/.test(l.msg)));
   assert.deepEqual((await lookupA(nanny.port, 'h.example')).ips, ['192.0.2.5'], 'hosts survive the restart');
   assert.equal(nanny.proc.exitCode, null, 'the nanny itself keeps running');
+});
+
+/** The pids whose parent is `pid` (dnsmasq forks one per TCP connection). */
+function childrenOf(pid: number): number[] {
+  const out: number[] = [];
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      // "pid (comm) state ppid ...": comm may hold spaces, so split after its ')'
+      const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
+      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid) out.push(Number(d));
+    } catch {
+      /* gone */
+    }
+  }
+  return out;
+}
+
+/** Whether `pid` runs: a killed child left to a slow reaper stays a zombie ('Z') for a while. */
+function running(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
+  } catch {
+    return false;
+  }
+}
+
+/** An idle TCP client of dnsmasq, and the child dnsmasq forked for it. */
+async function idleTcpClient(t: { after: (fn: () => unknown) => void }, port: number, dnsmasqPid: number): Promise<{ sock: Socket; child: number }> {
+  const sock = connect(port, '127.0.0.1');
+  sock.on('error', () => undefined);
+  t.after(() => sock.destroy());
+  await new Promise((r) => sock.once('connect', r));
+  let child = 0;
+  await eventually(() => (child = childrenOf(dnsmasqPid)[0] ?? 0) > 0, 5000, 'dnsmasq forked a TCP child');
+  return { sock, child };
+}
+
+test('kill -9 of dnsmasq while a TCP client is connected: restarted at once, its TCP child gone with it', async (t) => {
+  const nanny = await startNanny(t, { config: { hosts: '192.0.2.5 h.example\n' } });
+  const first = nanny.dnsmasqPid()!;
+  const { child } = await idleTcpClient(t, nanny.port, first);
+  // the child holds dnsmasq's stdout/stderr and its listening sockets: the exit must not wait
+  // for the pipes, and the restart must not find the port taken
+  const mark = nanny.logs.length;
+  process.kill(first, 'SIGKILL');
+  const ms = await eventually(async () => (await lookupA(nanny.port, 'h.example', 200)).ips.join() === '192.0.2.5', 10_000, 'answer from a new dnsmasq', 20, () => nanny.tail());
+  t.diagnostic(`a new dnsmasq answered ${ms} ms after the kill`);
+  assert.ok(nanny.logs.slice(mark).some((l) => /killed by SIGKILL; restarting in 100 ms/.test(l.msg)));
+  assert.equal(running(child), false, 'the TCP child of the killed dnsmasq is gone');
+});
+
+test('SIGTERM with dnsmasq stopped (SIGSTOP) and a TCP client connected: dnsmasq and its children go, the nanny exits 0 at once', async (t) => {
+  const nanny = await startNanny(t, { flags: ['-lameduck=0s', '-livenessProbeInterval=0'] });
+  const pid = nanny.dnsmasqPid()!;
+  const { child } = await idleTcpClient(t, nanny.port, pid);
+  process.kill(pid, 'SIGSTOP');
+  t.after(() => alive(pid) && process.kill(pid, 'SIGKILL'));
+  const t0 = Date.now();
+  nanny.proc.kill('SIGTERM');
+  const late = new Promise<never>((_, reject) => setTimeout(() => reject(new Error('the nanny had not exited 10 s after SIGTERM')), 10_000).unref());
+  const { code } = await Promise.race([nanny.exit, late]);
+  const ms = Date.now() - t0;
+  assert.equal(code, 0);
+  assert.ok(ms < 4000, `the nanny took ${ms} ms to exit`);
+  assert.equal(alive(pid), false, 'dnsmasq is gone');
+  await eventually(() => !running(child), 2000, 'its TCP child is gone');
 });
 
 test('a dnsmasq that cannot start: restarts with backoff, then a clear error and a non-zero exit', async (t) => {

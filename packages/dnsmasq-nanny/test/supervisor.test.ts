@@ -32,6 +32,9 @@ class FakeProc implements SupervisedProcess {
     this.signals.push(sig);
     return true;
   }
+  kill(): void {
+    this.signals.push('SIGKILL');
+  }
   async stop(): Promise<ExitInfo> {
     this.die({ code: 0 });
     return this.exited;
