@@ -3,6 +3,11 @@
 // nanny asks dnsmasq a real DNS question it answers by itself (version.bind, class CHAOS: never
 // forwarded upstream, so a slow upstream cannot make it fail) and kills a dnsmasq that misses
 // `failures` probes in a row; the supervisor then restarts it as after any crash.
+//
+// A refusal (ICMP port unreachable) is no miss: a stopped or wedged dnsmasq keeps its socket, so
+// its probes time out. A refusal means nothing listens where the probe asks: dnsmasq serves
+// elsewhere (a port or listen-address set in a config file, which the target, read from the
+// arguments, does not see). Killing it for that would crash-loop a healthy dnsmasq.
 import { buildQuery, exchange } from '@kube-dns/dns-client';
 import type { Logger } from '@kube-dns/config';
 
@@ -56,6 +61,8 @@ export class LivenessProbe {
   private missed = 0;
   private pid: number | undefined;
   private busy = false;
+  /** The pid whose probes were refused, told once. */
+  private refusedPid: number | undefined;
   probes = 0;
   hungDetected = 0;
 
@@ -80,15 +87,29 @@ export class LivenessProbe {
     }
     this.busy = true;
     let why: string | undefined;
+    let refused = false;
     try {
       this.probes++;
       await exchange(this.o.target, buildQuery({ name: 'version.bind', type: 'TXT', class: 'CH', rd: false }), 'udp', this.o.timeoutMs);
     } catch (e) {
       why = (e as Error).message;
+      refused = (e as NodeJS.ErrnoException).code === 'ECONNREFUSED';
     } finally {
       this.busy = false;
     }
     if (this.o.running()?.pid !== proc.pid) return; // it exited meanwhile: the supervisor handles that
+    if (refused) {
+      if (this.refusedPid !== proc.pid) {
+        this.refusedPid = proc.pid;
+        const { host, port } = this.o.target;
+        this.o.log.warn(
+          { dnsmasqPid: proc.pid, err: why },
+          `the liveness probe finds nothing listening on ${host.includes(':') ? `[${host}]` : host}:${port}, where dnsmasq's arguments say it serves; ` +
+            'a hung dnsmasq would still hold that socket, so this is not counted as a miss: set --port and --listen-address as dnsmasq arguments, not in a config file, for the probe to work',
+        );
+      }
+      return;
+    }
     if (why === undefined) {
       if (this.missed > 0) this.o.log.info({ dnsmasqPid: proc.pid, missed: this.missed }, 'dnsmasq answers the liveness probe again');
       this.missed = 0;

@@ -3,10 +3,13 @@
 // window of 3 probe intervals, and the nanny's own liveness probe kills and restarts dnsmasq.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { freePort } from '@kube-dns/testkit';
-import { alive, eventually, lookupA, startNanny } from './nanny-harness.js';
+import { alive, eventually, loopbackDnsmasqArgs, lookupA, startNanny } from './nanny-harness.js';
 
 const SIDECAR = fileURLToPath(new URL('../../../sidecar/bin/sidecar.js', import.meta.url));
 
@@ -65,4 +68,25 @@ test('the probe target comes from the dnsmasq arguments', async () => {
   assert.deepEqual(livenessTarget(['-p', '1053', '-a', '169.254.20.10']), { host: '169.254.20.10', port: 1053 });
   assert.deepEqual(livenessTarget(['-p1053']), { host: '127.0.0.1', port: 1053 });
   assert.equal(livenessTarget(['--port=0']), undefined, 'no DNS service: nothing to probe');
+});
+
+test('a port set in a dnsmasq config file: the probe finds nothing where the arguments say, warns once, and leaves dnsmasq running', async (t) => {
+  // the arguments say 53 (the default); the config file moves dnsmasq to the test's port
+  const dir = mkdtempSync(join(tmpdir(), 'nanny-conf-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const conf = join(dir, 'dnsmasq.conf');
+  const nanny = await startNanny(t, {
+    config: { hosts: '192.0.2.5 h.example\n' },
+    flags: ['-livenessProbeInterval=100ms', '-livenessProbeFailures=2'],
+    rawDnsmasqArgs: (port) => {
+      writeFileSync(conf, `port=${port}\n`);
+      return [...loopbackDnsmasqArgs(port).filter((a) => !a.startsWith('--port=') && !a.startsWith('--conf-file=')), `--conf-file=${conf}`];
+    },
+  });
+  const pid = nanny.dnsmasqPid()!;
+  await new Promise((r) => setTimeout(r, 1500));
+  assert.equal(nanny.dnsmasqPid(), pid, 'dnsmasq was not restarted');
+  assert.deepEqual((await lookupA(nanny.port, 'h.example')).ips, ['192.0.2.5']);
+  assert.ok(!nanny.logs.some((l) => /missed a liveness probe|dnsmasq is hung/.test(l.msg)), nanny.tail());
+  assert.equal(nanny.logs.filter((l) => /the liveness probe finds nothing listening on 127\.0\.0\.1:53/.test(l.msg)).length, 1);
 });
