@@ -94,3 +94,13 @@ export function parseHostPort(raw: string, defaultPort: number): Parsed<{ host: 
 export function formatHostPort(host: string, port: number): string {
   return isIP(host) === 6 ? `[${host}]:${port}` : `${host}:${port}`;
 }
+
+/**
+ * The host to give an HTTP server's listen() for a bind-address flag. 0.0.0.0 (the flags'
+ * default) means every address, as in the original, whose Go listener takes IPv6 too: the kubelet
+ * probes the pod IP, which is IPv6 in an IPv6 cluster. Without a host node listens on [::]
+ * dual-stack, or on 0.0.0.0 where the host has no IPv6.
+ */
+export function httpListenHost(bindAddress: string): string | undefined {
+  return bindAddress === '0.0.0.0' ? undefined : bindAddress;
+}

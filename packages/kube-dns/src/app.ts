@@ -2,7 +2,7 @@
 // what main.ts runs and what the integration tests start in-process.
 import type { Server } from 'node:http';
 import { readFileSync } from 'node:fs';
-import { ConfigDirSource, defaultConfig, type KubeDnsConfig, type Logger, type Nameserver, parseResolvConf } from '@kube-dns/config';
+import { ConfigDirSource, defaultConfig, formatHostPort, type KubeDnsConfig, type Logger, type Nameserver, parseResolvConf } from '@kube-dns/config';
 import { Autopath } from './autopath/autopath.js';
 import { registerAutopathMetrics } from './autopath/metrics.js';
 import { PodIpIndex } from './autopath/pod-index.js';
@@ -234,22 +234,41 @@ export async function startKubeDns(o: KubeDnsOptions, x: StartExtras): Promise<K
   registerMalformedMetrics(metrics.registry, handler.malformed);
   // UDP and TCP on one port. With --dns-port=0 (tests) the number UDP picks may be taken on TCP:
   // then try another number.
-  let udp: UdpListener;
-  let tcp: TcpListener;
-  let dnsPort: number;
+  //
+  // The original's Go listener turns the wildcard 0.0.0.0 (the default) into one dual-stack
+  // socket, so IPv6 clients are served too (the pod IP of an IPv6 or dual-stack cluster). Here
+  // 0.0.0.0 keeps its IPv4 sockets (IPv4 clients' addresses stay plain, not ::ffff:-mapped, on
+  // the hot path) and gains [::] with IPV6_V6ONLY for IPv6 clients; a host without IPv6 serves
+  // IPv4 alone.
+  const hosts = o.dnsBindAddress === '0.0.0.0' ? ['0.0.0.0', '::'] : [o.dnsBindAddress];
+  let listeners: { udp: UdpListener; tcp: TcpListener }[] = [];
+  let dnsPort = o.dnsPort;
   for (let attempt = 0; ; attempt++) {
-    udp = new UdpListener(handler, log);
-    tcp = new TcpListener(handler, log);
+    listeners = [];
+    dnsPort = o.dnsPort;
     try {
-      dnsPort = await udp.listen(o.dnsBindAddress, o.dnsPort);
-      await tcp.listen(o.dnsBindAddress, dnsPort);
+      for (const host of hosts) {
+        const l = { udp: new UdpListener(handler, log), tcp: new TcpListener(handler, log) };
+        listeners.push(l);
+        const beside = host === '::' && hosts.length > 1;
+        try {
+          dnsPort = await l.udp.listen(host, dnsPort, beside);
+          await l.tcp.listen(host, dnsPort, beside);
+        } catch (e) {
+          const code = (e as NodeJS.ErrnoException).code;
+          if (!beside || (code !== 'EAFNOSUPPORT' && code !== 'EADDRNOTAVAIL')) throw e;
+          await l.udp.close(0).catch(() => undefined);
+          listeners.pop();
+          log.info({ err: (e as Error).message }, 'no IPv6 on this host: DNS is served over IPv4 only');
+        }
+      }
       break;
     } catch (e) {
-      await udp.close(0).catch(() => undefined);
+      await Promise.all(listeners.flatMap((l) => [l.udp.close(0), l.tcp.close(0)])).catch(() => undefined);
       const inUse = (e as NodeJS.ErrnoException).code === 'EADDRINUSE';
       if (o.dnsPort === 0 && inUse && attempt < 20) continue;
       await source?.stop();
-      throw new Error(`cannot serve DNS on ${o.dnsBindAddress}:${o.dnsPort}: ${(e as Error).message}`);
+      throw new Error(`cannot serve DNS on ${formatHostPort(o.dnsBindAddress, o.dnsPort)}: ${(e as Error).message}`);
     }
   }
   log.info({ address: o.dnsBindAddress, port: dnsPort, domain: o.domain }, 'serving DNS over UDP and TCP');
@@ -320,7 +339,7 @@ export async function startKubeDns(o: KubeDnsOptions, x: StartExtras): Promise<K
     stop: async () => {
       clearInterval(syncWarn);
       transfer?.stop();
-      await Promise.all([udp.close(), tcp.close()]);
+      await Promise.all(listeners.flatMap((l) => [l.udp.close(), l.tcp.close()]));
       forwarder.close();
       await sync?.stop();
       await source?.stop();

@@ -1,7 +1,7 @@
 // Wiring: probes and the dnsmasq poller feed the metrics and the health state; HTTP serves them.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { type Logger, silentLogger } from '@kube-dns/config';
+import { httpListenHost, type Logger, silentLogger } from '@kube-dns/config';
 import { DnsmasqPoller } from './dnsmasq-poller.js';
 import { type HealthBody, type ProbeHealthState, type ProbeOutcome, evaluateHealth, initialHealth, recordOutcome } from './health.js';
 import { createApp } from './http.js';
@@ -57,7 +57,7 @@ export async function startSidecar(options: SidecarOptions, runtime: SidecarRunt
   // The original registers probes before listening and dies when it cannot listen.
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(options.prometheusPort, options.prometheusAddr, () => {
+    server.listen({ port: options.prometheusPort, host: httpListenHost(options.prometheusAddr) }, () => {
       server.off('error', reject);
       resolve();
     });

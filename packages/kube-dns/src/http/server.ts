@@ -6,7 +6,7 @@ import { performance } from 'node:perf_hooks';
 import type { Writable } from 'node:stream';
 import express from 'express';
 import type { Registry } from 'prom-client';
-import type { Logger } from '@kube-dns/config';
+import { formatHostPort, httpListenHost, type Logger } from '@kube-dns/config';
 
 export interface HttpSources {
   isSynced: () => boolean;
@@ -121,11 +121,11 @@ async function streamPieces(pieces: Iterable<string>, res: Writable): Promise<vo
 
 export function listenHttp(app: express.Express, host: string, port: number, log: Logger, what: string): Promise<Server> {
   return new Promise((resolve, reject) => {
-    const server = app.listen(port, host);
+    const server = app.listen({ port, host: httpListenHost(host) });
     server.once('listening', () => {
       log.info({ address: server.address() }, `${what} listening`);
       resolve(server);
     });
-    server.once('error', (e) => reject(new Error(`cannot listen for ${what} on ${host}:${port}: ${e.message}`)));
+    server.once('error', (e) => reject(new Error(`cannot listen for ${what} on ${formatHostPort(host, port)}: ${e.message}`)));
   });
 }

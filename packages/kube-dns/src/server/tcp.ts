@@ -86,7 +86,8 @@ export class TcpListener {
     this.maxBuffered = opts.maxBufferedBytes ?? 64 * 1024;
   }
 
-  listen(host: string, port: number): Promise<number> {
+  /** `ipv6Only`: an IPv6 wildcard beside an IPv4 listener on the same port (app.ts). */
+  listen(host: string, port: number, ipv6Only = false): Promise<number> {
     // half-open allowed: a client may send its queries and shut its side (FIN) before the
     // replies come (RFC 7766 6.2.4: the server answers what it received, then closes); node's
     // default ends our side at the client's FIN and drops a reply still being made upstream
@@ -99,7 +100,7 @@ export class TcpListener {
       // is full the kernel drops SYNs, and a client waits a 1 s retransmit (then 3 s): a queue of
       // 4,096 (somaxconn's default, which caps it; Go's listeners ask for somaxconn too) absorbs a
       // 5,000-connection burst at the cost of ~40 µs per queued connection for whoever is behind.
-      server.listen({ host, port, exclusive: true, backlog: 4096 }, () => {
+      server.listen({ host, port, exclusive: true, backlog: 4096, ipv6Only }, () => {
         server.off('error', reject);
         resolve((server.address() as { port: number }).port);
       });

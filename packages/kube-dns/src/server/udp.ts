@@ -36,8 +36,9 @@ export class UdpListener {
     private readonly log: Logger,
   ) {}
 
-  listen(host: string, port: number): Promise<number> {
-    const sock = createSocket({ type: isIP(host) === 6 ? 'udp6' : 'udp4', reuseAddr: false, lookup: this.lookup });
+  /** `ipv6Only`: an IPv6 wildcard beside an IPv4 socket on the same port (app.ts). */
+  listen(host: string, port: number, ipv6Only = false): Promise<number> {
+    const sock = createSocket({ type: isIP(host) === 6 ? 'udp6' : 'udp4', reuseAddr: false, ipv6Only, lookup: this.lookup });
     this.socket = sock;
     sock.on('message', (msg, rinfo) => {
       this.lastRinfo = rinfo;
