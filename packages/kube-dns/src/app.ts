@@ -25,6 +25,7 @@ import type { ResolveOptions } from './resolve/types.js';
 import { DnsHandler } from './server/handler.js';
 import { TcpListener } from './server/tcp.js';
 import { UdpListener } from './server/udp.js';
+import { UdpEveryAddress } from './server/udp-addresses.js';
 import type { KubeDnsOptions } from './options.js';
 import { NamespaceGate } from './zones/namespace-gate.js';
 import { namespaceFilter } from './zones/namespace-filter.js';
@@ -71,6 +72,8 @@ export interface StartExtras {
   skydnsSubsystem?: string;
   /** PROMETHEUS_PATH of the original: where the metrics are served (default /metrics). */
   metricsPath?: string;
+  /** How often a wildcard bind looks for addresses that came or went (default 5 s). */
+  addressRescanMs?: number;
   /** Retry schedule and watch bounds of the API sync (tests shorten them). */
   kubeSync?: Pick<KubeSyncOptions, 'backoff' | 'watchIdleMs' | 'maxRetryAfterMs'>;
 }
@@ -235,43 +238,54 @@ export async function startKubeDns(o: KubeDnsOptions, x: StartExtras): Promise<K
   // UDP and TCP on one port. With --dns-port=0 (tests) the number UDP picks may be taken on TCP:
   // then try another number.
   //
-  // The original's Go listener turns the wildcard 0.0.0.0 (the default) into one dual-stack
-  // socket, so IPv6 clients are served too (the pod IP of an IPv6 or dual-stack cluster). Here
-  // 0.0.0.0 keeps its IPv4 sockets (IPv4 clients' addresses stay plain, not ::ffff:-mapped, on
-  // the hot path) and gains [::] with IPV6_V6ONLY for IPv6 clients; a host without IPv6 serves
-  // IPv4 alone.
-  const hosts = o.dnsBindAddress === '0.0.0.0' ? ['0.0.0.0', '::'] : [o.dnsBindAddress];
-  let listeners: { udp: UdpListener; tcp: TcpListener }[] = [];
-  let dnsPort = o.dnsPort;
+  // A wildcard bind (0.0.0.0, the default, or ::) means every address, IPv6 included, as the
+  // original's Go listeners take it (an IPv6 cluster's pod IP). UDP binds each address apart
+  // (server/udp-addresses.ts: a reply must leave from the address asked). TCP binds 0.0.0.0 and,
+  // beside it, [::] with IPV6_V6ONLY, so IPv4 clients keep plain addresses, not ::ffff:-mapped
+  // ones; a host without IPv6 is served over IPv4 alone.
+  const wildcard = o.dnsBindAddress === '0.0.0.0' || o.dnsBindAddress === '::';
+  const tcpHosts = o.dnsBindAddress === '0.0.0.0' ? ['0.0.0.0', '::'] : [o.dnsBindAddress];
+  let udp: UdpListener | UdpEveryAddress | undefined;
+  let tcps: TcpListener[] = [];
+  let dnsPort: number;
   for (let attempt = 0; ; attempt++) {
-    listeners = [];
-    dnsPort = o.dnsPort;
+    tcps = [];
     try {
-      for (const host of hosts) {
-        const l = { udp: new UdpListener(handler, log), tcp: new TcpListener(handler, log) };
-        listeners.push(l);
-        const beside = host === '::' && hosts.length > 1;
+      if (wildcard) {
+        const every = new UdpEveryAddress(handler, log, { rescanMs: x.addressRescanMs ?? 5000 });
+        udp = every;
+        dnsPort = await every.listen(o.dnsPort);
+      } else {
+        const one = new UdpListener(handler, log);
+        udp = one;
+        dnsPort = await one.listen(o.dnsBindAddress, o.dnsPort);
+      }
+      for (const host of tcpHosts) {
+        const tcp = new TcpListener(handler, log);
+        tcps.push(tcp);
+        const beside = host === '::' && tcpHosts.length > 1;
         try {
-          dnsPort = await l.udp.listen(host, dnsPort, beside);
-          await l.tcp.listen(host, dnsPort, beside);
+          await tcp.listen(host, dnsPort, beside);
         } catch (e) {
           const code = (e as NodeJS.ErrnoException).code;
           if (!beside || (code !== 'EAFNOSUPPORT' && code !== 'EADDRNOTAVAIL')) throw e;
-          await l.udp.close(0).catch(() => undefined);
-          listeners.pop();
-          log.info({ err: (e as Error).message }, 'no IPv6 on this host: DNS is served over IPv4 only');
+          tcps.pop();
+          log.info({ err: (e as Error).message }, 'no IPv6 on this host: DNS over TCP is served over IPv4 only');
         }
       }
       break;
     } catch (e) {
-      await Promise.all(listeners.flatMap((l) => [l.udp.close(0), l.tcp.close(0)])).catch(() => undefined);
+      await Promise.all([udp?.close(0), ...tcps.map((t) => t.close(0))]).catch(() => undefined);
       const inUse = (e as NodeJS.ErrnoException).code === 'EADDRINUSE';
       if (o.dnsPort === 0 && inUse && attempt < 20) continue;
       await source?.stop();
       throw new Error(`cannot serve DNS on ${formatHostPort(o.dnsBindAddress, o.dnsPort)}: ${(e as Error).message}`);
     }
   }
-  log.info({ address: o.dnsBindAddress, port: dnsPort, domain: o.domain }, 'serving DNS over UDP and TCP');
+  log.info(
+    { address: o.dnsBindAddress, port: dnsPort, domain: o.domain, ...(udp instanceof UdpEveryAddress && { udpAddresses: udp.bound }) },
+    'serving DNS over UDP and TCP',
+  );
   void forwarder.startLoopChecks();
   // ConfigMap keys over the zone flags (zones/live.ts): now, and on every change of the ConfigMap
   liveZones = new LiveZoneOptions({ flags: zo, resolveOpts, log, clearCache: () => handler.cache.clear(), setTransfer });
@@ -339,7 +353,7 @@ export async function startKubeDns(o: KubeDnsOptions, x: StartExtras): Promise<K
     stop: async () => {
       clearInterval(syncWarn);
       transfer?.stop();
-      await Promise.all(listeners.flatMap((l) => [l.udp.close(), l.tcp.close()]));
+      await Promise.all([udp?.close(), ...tcps.map((t) => t.close())]);
       forwarder.close();
       await sync?.stop();
       await source?.stop();

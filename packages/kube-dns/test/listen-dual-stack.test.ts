@@ -17,12 +17,13 @@ const SIDECAR = fileURLToPath(new URL('../../../sidecar/bin/sidecar.js', import.
 const CLIENT = `
 const dgram = require('node:dgram'), net = require('node:net');
 const q = Buffer.from('abcd01000001000000000000' + '0178' + '07636c7573746572' + '056c6f63616c00' + '00010001', 'hex');
-const udp = (host) => new Promise((res) => {
+// 'reply' when the answer came back from the address asked (as a connected socket requires)
+const udp = (host, from) => new Promise((res) => {
   const s = dgram.createSocket(net.isIPv6(host) ? 'udp6' : 'udp4');
   const t = setTimeout(() => { s.close(); res('timeout'); }, 3000);
   s.on('error', (e) => { clearTimeout(t); s.close(); res(e.code); });
-  s.on('message', (m) => { clearTimeout(t); s.close(); res(m.readUInt16BE(0) === 0xabcd ? 'reply' : 'wrong id'); });
-  s.send(q, 10053, host);
+  s.on('message', (m, r) => { clearTimeout(t); s.close(); res(m.readUInt16BE(0) !== 0xabcd ? 'wrong id' : r.address !== host ? 'reply from ' + r.address : 'reply'); });
+  s.bind({ address: from }, () => s.send(q, 10053, host));
 });
 const tcp = (host) => new Promise((res) => {
   const s = net.connect(10053, host);
@@ -34,8 +35,9 @@ const tcp = (host) => new Promise((res) => {
 const http = (url) => fetch(url, { signal: AbortSignal.timeout(3000) }).then((r) => 'HTTP', (e) => (e.cause && e.cause.code) || e.name);
 (async () => {
   const out = {};
-  for (const h of ['127.0.0.1', '::1']) { out['udp ' + h] = await udp(h); out['tcp ' + h] = await tcp(h); }
-  for (const u of ['http://127.0.0.1:8081/healthz', 'http://[::1]:8081/healthz', 'http://[::1]:10055/metrics', 'http://127.0.0.1:10054/metrics', 'http://[::1]:10054/metrics']) out[u] = await http(u);
+  for (const [kind, to, from] of JSON.parse(process.argv[1])) {
+    out[[kind, to, from].filter(Boolean).join(' ')] = kind === 'udp' ? await udp(to, from) : kind === 'tcp' ? await tcp(to) : await http(to);
+  }
   console.log(JSON.stringify(out));
 })();
 `;
@@ -67,6 +69,78 @@ function startIn(ns: string, cmd: string[], ready: RegExp): Promise<ChildProcess
 }
 
 test('default binds (0.0.0.0): kube-dns answers over IPv4 and IPv6, UDP and TCP; its HTTP ports and the sidecar take IPv6 too', async (t) => {
+  const ns = netns(t);
+  // no API server in the namespace: DNS and HTTP are served before the first sync all the same
+  const kubeDns = await startIn(
+    ns,
+    ['env', 'PROMETHEUS_PORT=10055', process.execPath, KUBE_DNS, '--dns-port=10053', '--kube-master-url=http://127.0.0.1:1', '--nameservers=127.0.0.1:1'],
+    /metrics HTTP listening/, // after DNS and healthz
+  );
+  t.after(() => kubeDns.kill('SIGKILL'));
+  const sidecar = await startIn(ns, [process.execPath, SIDECAR, '--probe=kubedns,127.0.0.1:10053,kubernetes.default.svc.cluster.local,5,A'], /sidecar started/);
+  t.after(() => sidecar.kill('SIGKILL'));
+
+  const checks = [
+    ['udp', '127.0.0.1'],
+    ['tcp', '127.0.0.1'],
+    ['udp', '::1'],
+    ['tcp', '::1'],
+    ['http', 'http://127.0.0.1:8081/healthz'],
+    ['http', 'http://[::1]:8081/healthz'],
+    ['http', 'http://[::1]:10055/metrics'],
+    ['http', 'http://127.0.0.1:10054/metrics'],
+    ['http', 'http://[::1]:10054/metrics'],
+  ];
+  assert.deepEqual(await ask(ns, checks), {
+    'udp 127.0.0.1': 'reply',
+    'tcp 127.0.0.1': 'reply',
+    'udp ::1': 'reply',
+    'tcp ::1': 'reply',
+    'http http://127.0.0.1:8081/healthz': 'HTTP',
+    'http http://[::1]:8081/healthz': 'HTTP',
+    'http http://[::1]:10055/metrics': 'HTTP',
+    'http http://127.0.0.1:10054/metrics': 'HTTP',
+    'http http://[::1]:10054/metrics': 'HTTP',
+  });
+});
+
+test('default bind on a host with several addresses: a UDP reply leaves from the address asked, on addresses added later too', async (t) => {
+  const ns = netns(t);
+  ip('netns', 'exec', ns, 'ip', 'addr', 'add', '10.77.0.1/32', 'dev', 'lo');
+  ip('netns', 'exec', ns, 'ip', 'addr', 'add', '10.77.0.2/32', 'dev', 'lo');
+  const kubeDns = await startIn(ns, [process.execPath, KUBE_DNS, '--dns-port=10053', '--kube-master-url=http://127.0.0.1:1', '--nameservers=127.0.0.1:1'], /serving DNS over UDP and TCP/);
+  t.after(() => kubeDns.kill('SIGKILL'));
+  // a client on 10.77.0.1 asks 10.77.0.2: the kernel's route back to 10.77.0.1 would pick
+  // 10.77.0.1 as the source, which the client (a connected socket) would drop
+  assert.deepEqual(await ask(ns, [['udp', '10.77.0.2', '10.77.0.1'], ['udp', '10.77.0.1', '10.77.0.2'], ['tcp', '10.77.0.2']]), {
+    'udp 10.77.0.2 10.77.0.1': 'reply',
+    'udp 10.77.0.1 10.77.0.2': 'reply',
+    'tcp 10.77.0.2': 'reply',
+  });
+  // an address added while running is served within the rescan (5 s)
+  ip('netns', 'exec', ns, 'ip', 'addr', 'add', '10.77.0.3/32', 'dev', 'lo');
+  const t0 = Date.now();
+  let last: Record<string, string> = {};
+  while (Date.now() - t0 < 20_000) {
+    last = await ask(ns, [['udp', '10.77.0.3', '10.77.0.1']]);
+    if (last['udp 10.77.0.3 10.77.0.1'] === 'reply') break;
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  assert.deepEqual(last, { 'udp 10.77.0.3 10.77.0.1': 'reply' }, 'the new address, from the address asked');
+  t.diagnostic(`the added address answered after ${Date.now() - t0} ms`);
+});
+
+/** Runs the client in the namespace with `checks`: [kind, to, from?]. */
+function ask(ns: string, checks: string[][]): Promise<Record<string, string>> {
+  return new Promise((resolve, reject) => {
+    execFile('ip', ['netns', 'exec', ns, process.execPath, '-e', CLIENT, JSON.stringify(checks)], { encoding: 'utf8', timeout: 30_000 }, (err, stdout) =>
+      err ? reject(err) : resolve(JSON.parse(stdout) as Record<string, string>),
+    );
+  });
+}
+
+/** A network namespace of its own with loopback up, removed after the test. */
+function netns(t: { after: (fn: () => unknown) => void }): string {
   if (process.getuid?.() !== 0) throw new Error('this test creates a network namespace: run it as root (CI does)');
   const ns = `kdds${process.pid % 10_000_000}`;
   const remove = () => {
@@ -80,31 +154,5 @@ test('default binds (0.0.0.0): kube-dns answers over IPv4 and IPv6, UDP and TCP;
   ip('netns', 'add', ns);
   t.after(remove);
   ip('netns', 'exec', ns, 'ip', 'link', 'set', 'lo', 'up');
-
-  // no API server in the namespace: DNS and HTTP are served before the first sync all the same
-  const kubeDns = await startIn(
-    ns,
-    ['env', 'PROMETHEUS_PORT=10055', process.execPath, KUBE_DNS, '--dns-port=10053', '--kube-master-url=http://127.0.0.1:1', '--nameservers=127.0.0.1:1'],
-    /metrics HTTP listening/, // after DNS and healthz
-  );
-  t.after(() => kubeDns.kill('SIGKILL'));
-  const sidecar = await startIn(ns, [process.execPath, SIDECAR, '--probe=kubedns,127.0.0.1:10053,kubernetes.default.svc.cluster.local,5,A'], /sidecar started/);
-  t.after(() => sidecar.kill('SIGKILL'));
-
-  const got = await new Promise<Record<string, string>>((resolve, reject) => {
-    execFile('ip', ['netns', 'exec', ns, process.execPath, '-e', CLIENT], { encoding: 'utf8', timeout: 30_000 }, (err, stdout) =>
-      err ? reject(err) : resolve(JSON.parse(stdout) as Record<string, string>),
-    );
-  });
-  assert.deepEqual(got, {
-    'udp 127.0.0.1': 'reply',
-    'tcp 127.0.0.1': 'reply',
-    'udp ::1': 'reply',
-    'tcp ::1': 'reply',
-    'http://127.0.0.1:8081/healthz': 'HTTP',
-    'http://[::1]:8081/healthz': 'HTTP',
-    'http://[::1]:10055/metrics': 'HTTP',
-    'http://127.0.0.1:10054/metrics': 'HTTP',
-    'http://[::1]:10054/metrics': 'HTTP',
-  });
-});
+  return ns;
+}

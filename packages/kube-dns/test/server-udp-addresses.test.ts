@@ -1,0 +1,74 @@
+// UDP on every local address (a wildcard --dns-bind-address): which addresses, and addresses
+// that come and go, over real loopback sockets. listen-dual-stack.test.ts runs the binary with
+// several addresses in a network namespace.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createSocket } from 'node:dgram';
+import { silentLogger } from '@kube-dns/config';
+import { buildQuery, exchange } from '@kube-dns/dns-client';
+import { localAddresses, UdpEveryAddress } from '../src/server/udp-addresses.js';
+
+test('local addresses: both families, a link-local one with its interface, none of kube-ipvs0', () => {
+  const v4 = (address: string) => ({ address, netmask: '255.0.0.0', family: 'IPv4' as const, mac: '', internal: false, cidr: null });
+  const v6 = (address: string, scopeid = 0) => ({ address, netmask: 'ffff::', family: 'IPv6' as const, mac: '', internal: false, cidr: null, scopeid });
+  assert.deepEqual(
+    localAddresses({
+      lo: [v4('127.0.0.1'), v6('::1')],
+      eth0: [v4('10.244.1.5'), v6('fd00::5'), v6('fe80::a8c1:abff:fe12:3456', 2)],
+      'kube-ipvs0': [v4('10.96.0.1'), v4('10.96.0.10')],
+      eth1: [v4('10.244.1.5')], // the same address twice: one socket
+    }),
+    ['127.0.0.1', '::1', '10.244.1.5', 'fd00::5', 'fe80::a8c1:abff:fe12:3456%eth0'],
+  );
+});
+
+test('every address gets its socket on one port; addresses that appear are served, those that go are closed', async (t) => {
+  let addresses = ['127.0.0.1'];
+  const handle = (msg: Buffer) => {
+    const reply = Buffer.from(msg);
+    reply[2] = 0x81;
+    return reply;
+  };
+  const udp = new UdpEveryAddress({ handle }, silentLogger(), { rescanMs: 60_000, addresses: () => addresses });
+  t.after(() => udp.close(0));
+  const port = await udp.listen(0);
+  const answers = async (host: string) => {
+    try {
+      await exchange({ host, port }, buildQuery({ name: 'x.cluster.local', type: 'A' }), 'udp', 500);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  assert.deepEqual([await answers('127.0.0.1'), await answers('::1')], [true, false]);
+
+  addresses = ['127.0.0.1', '::1'];
+  await udp.rescan();
+  assert.deepEqual(udp.bound, ['127.0.0.1', '::1']);
+  assert.deepEqual([await answers('127.0.0.1'), await answers('::1')], [true, true], 'a new address on the same port');
+
+  addresses = ['::1'];
+  await udp.rescan();
+  assert.deepEqual([await answers('127.0.0.1'), await answers('::1')], [false, true], 'a gone address is closed');
+  // the port is free again on the closed address
+  const s = createSocket('udp4');
+  await new Promise<void>((resolve, reject) => {
+    s.once('error', reject);
+    s.bind(port, '127.0.0.1', () => resolve());
+  });
+  s.close();
+});
+
+test('an address that cannot be bound (IPv6 still tentative, or gone) does not stop the start; a port in use does', async (t) => {
+  let addresses = ['127.0.0.1', '192.0.2.77']; // TEST-NET-1: not on this host, EADDRNOTAVAIL
+  const udp = new UdpEveryAddress({ handle: () => undefined }, silentLogger(), { rescanMs: 60_000, addresses: () => addresses });
+  t.after(() => udp.close(0));
+  const port = await udp.listen(0);
+  assert.deepEqual(udp.bound, ['127.0.0.1']);
+  addresses = ['127.0.0.1'];
+  await udp.rescan();
+  assert.deepEqual(udp.bound, ['127.0.0.1']);
+
+  const taken = new UdpEveryAddress({ handle: () => undefined }, silentLogger(), { rescanMs: 60_000, addresses: () => ['127.0.0.1'] });
+  await assert.rejects(taken.listen(port), /EADDRINUSE/);
+});
