@@ -10,7 +10,7 @@ import { parseSearchDomains } from './autopath/search.js';
 import { chooseUpstreams } from './forward/upstreams.js';
 import { Forwarder } from './forward/forwarder.js';
 import { registerForwardCapMetrics } from './forward/metrics.js';
-import { KubeDnsMetrics, registerMalformedMetrics } from './http/metrics.js';
+import { KubeDnsMetrics, registerMalformedMetrics, registerTcpMetrics } from './http/metrics.js';
 import { createHttpApp, listenHttp } from './http/server.js';
 import { kubeDnsEventRecorder, reportConfigEvents } from './events/config-events.js';
 import { QueryLog } from './querylog/query-log.js';
@@ -282,6 +282,8 @@ export async function startKubeDns(o: KubeDnsOptions, x: StartExtras): Promise<K
       throw new Error(`cannot serve DNS on ${formatHostPort(o.dnsBindAddress, o.dnsPort)}: ${(e as Error).message}`);
     }
   }
+  const tcpListeners = tcps;
+  registerTcpMetrics(metrics.registry, () => tcpListeners);
   log.info(
     { address: o.dnsBindAddress, port: dnsPort, domain: o.domain, ...(udp instanceof UdpEveryAddress && { udpAddresses: udp.bound }) },
     'serving DNS over UDP and TCP',

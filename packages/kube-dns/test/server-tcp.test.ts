@@ -9,9 +9,12 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { buildQuery, query } from '@kube-dns/dns-client';
 import { silentLogger } from '@kube-dns/config';
 import { startTestDnsServer } from '@kube-dns/testkit';
+import { Registry } from 'prom-client';
+import { registerTcpMetrics } from '../src/http/metrics.js';
 import { TcpListener } from '../src/server/tcp.js';
 import { encodeTransfer } from '../src/transfer/messages.js';
 import { clusterIP, ep, headless, slice } from './resolve-fixtures.js';
+import { startCluster } from './integration-helpers.js';
 import { startStack } from './server-stack.js';
 
 const frame = (q: Buffer) => {
@@ -111,6 +114,12 @@ test('TCP backpressure holds for forwarded answers too: replies completing for a
   const stats = tcp.stats();
   assert.ok(stats.bufferedBytes <= 5 * (2 * 64 * 1024 + 60_000), `${stats.bufferedBytes} reply bytes buffered for 5 clients that do not read`);
   assert.ok(stats.overflowed >= 1, 'the connections past the limit were closed');
+  // and an operator sees it
+  const registry = new Registry();
+  registerTcpMetrics(registry, () => [tcp]);
+  const text = await registry.metrics();
+  assert.match(text, new RegExp(`^kubedns_tcp_connections_closed_total\\{reason="overflow"\\} ${stats.overflowed}$`, 'm'));
+  assert.match(text, /^kubedns_tcp_unsent_bytes \d+$/m);
   for (const h of hogs) h.destroy();
   // a client that reads gets all its answers
   const reader = await open(port);
@@ -379,4 +388,20 @@ test('TCP: a partial length prefix, half a message, or a message trickled in are
   assert.equal(await closed(trickle, 4000), true, 'a trickled message is cut');
   assert.ok(sent < q.length, `${sent} of ${q.length} bytes sent before the cut`);
   assert.ok(s.tcp.stats().slowMessages >= 1);
+});
+
+test('kubedns_tcp_connections on /metrics follows the connections open', async (t) => {
+  const c = await startCluster();
+  t.after(() => c.stop());
+  const gauge = async () => Number(/^kubedns_tcp_connections (\d+)$/m.exec((await c.http('/metrics')).body)?.[1]);
+  const conns = await Promise.all([1, 2, 3].map(() => open(c.server.port)));
+  assert.equal(await gauge(), 3);
+  assert.match((await c.http('/metrics')).body, /^kubedns_tcp_connections_closed_total\{reason="refused"\} 0$/m);
+  for (const s of conns) s.destroy();
+  let n = -1;
+  for (let i = 0; i < 50 && n !== 0; i++) {
+    await sleep(20);
+    n = await gauge();
+  }
+  assert.equal(n, 0);
 });

@@ -6,6 +6,7 @@ import client, { type Counter, Registry } from 'prom-client';
 import { collectProcessMetrics } from '@kube-dns/config/process-metrics';
 import type { Transport } from '@kube-dns/dns-client';
 import type { QueryObserver, System } from '../server/handler.js';
+import type { TcpStats } from '../server/tcp.js';
 import { FastHistogram, registerScraped, type Value } from './query-metrics.js';
 import { watchStalls, type StallWatch } from '../runtime/stall-watch.js';
 
@@ -387,4 +388,37 @@ export function registerMalformedMetrics(r: Registry, m: { replied: number; drop
     { value: m.replied, labels: { action: 'replied' } },
     { value: m.dropped, labels: { action: 'dropped' } },
   ]);
+}
+
+/** The TCP listeners' bounds at work (server/tcp.ts), summed over the listeners (IPv4 and IPv6). */
+export function registerTcpMetrics(r: Registry, listeners: () => readonly { stats(): TcpStats }[]): void {
+  const sum = (pick: (s: TcpStats) => number) => listeners().reduce((n, l) => n + pick(l.stats()), 0);
+  new client.Gauge({
+    name: 'kubedns_tcp_connections',
+    help: 'DNS-over-TCP connections open.',
+    registers: [r],
+    collect() {
+      this.set(sum((s) => s.connections));
+    },
+  });
+  new client.Gauge({
+    name: 'kubedns_tcp_unsent_bytes',
+    help: 'Reply bytes written to DNS-over-TCP connections that their clients have not taken yet.',
+    registers: [r],
+    collect() {
+      this.set(sum((s) => s.bufferedBytes));
+    },
+  });
+  registerScraped(
+    r,
+    'kubedns_tcp_connections_closed_total',
+    'DNS-over-TCP connections closed by kube-dns to keep its bounds: evicted (the idle longest, at the connection cap), refused (at the cap, none idle), slow (a message arriving slower than the idle timeout), overflow (replies piling up for a client that does not read).',
+    'counter',
+    () => [
+      { value: sum((s) => s.evicted), labels: { reason: 'evicted' } },
+      { value: sum((s) => s.refused), labels: { reason: 'refused' } },
+      { value: sum((s) => s.slowMessages), labels: { reason: 'slow' } },
+      { value: sum((s) => s.overflowed), labels: { reason: 'overflow' } },
+    ],
+  );
 }
