@@ -93,7 +93,9 @@ export class ServersReloader {
     const added = next.filter((l) => !this.written.includes(l));
     const removing = this.written.filter((l) => !next.includes(l));
     if (added.length > 0) {
-      const union = this.opts.graceMs > 0 ? unionLines(this.written, next) : next;
+      // with nothing to drain the new lines go as they are: a union in the old order would take a
+      // second SIGHUP (and a second emptied cache) to reorder
+      const union = this.opts.graceMs > 0 && removing.length > 0 ? unionLines(this.written, next) : next;
       await this.writeAndSignal(union, removing.length > 0 && this.opts.graceMs > 0 ? 'added' : 'final', { added });
     } else if (removing.length === 0) {
       // the same servers in another order (upstreamNameservers reordered): nothing to drain, and

@@ -78,6 +78,14 @@ test('pure additions apply in one step; an unchanged list is not written; a reor
   const z = setup([A], 0);
   await z.r.apply([B]);
   assert.deepEqual(z.events, [`write ${B}`, 'HUP']);
+
+  // an addition ahead of the old lines (a stub domain that sorts first): still one step, one
+  // SIGHUP (each SIGHUP empties dnsmasq's whole cache)
+  const ahead = setup([A]);
+  await ahead.r.apply([C, A]);
+  await ahead.clock.advance(5000);
+  assert.deepEqual(ahead.events, [`write ${C},${A}`, 'HUP']);
+  assert.equal(ahead.r.transitioning, false);
 });
 
 test('a failed write leaves dnsmasq alone (no signal), and the same change is retried by the next apply', async () => {
