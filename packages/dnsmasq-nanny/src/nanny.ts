@@ -159,14 +159,20 @@ export class Nanny extends EventEmitter<NannyEvents> {
     });
   }
 
-  /** Stub server names and resolv.conf can change under an unchanged ConfigMap: follow them. */
+  /**
+   * Stub server names and resolv.conf can change under an unchanged ConfigMap: follow them. And
+   * a hosts write that failed (the state volume full, say) is tried again, not left behind the
+   * servers.
+   */
   private scheduleRefresh(): void {
     if (this.stopped) return;
     const delay = this.unresolved > 0 ? Math.min(UNRESOLVED_RETRY_MS, this.opts.syncIntervalMs) : this.opts.syncIntervalMs;
     this.refreshTimer = setTimeout(() => {
       const config = this.applied;
       this.enqueue(async () => {
-        if (config && config === this.applied) await this.reloader!.apply(await this.desiredLines(config));
+        if (!config || config !== this.applied) return;
+        await this.writeHosts(config);
+        await this.reloader!.apply(await this.desiredLines(config));
       });
       void this.work.then(() => this.scheduleRefresh());
     }, delay);

@@ -1,6 +1,6 @@
 // The real nanny + real dnsmasq: ConfigMap → routing and hosts, applied live.
 import assert from 'node:assert/strict';
-import { readFile, writeFile } from 'node:fs/promises';
+import { readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { startTestDnsServer, tempDir, type TestDnsServer } from '@kube-dns/testkit';
@@ -120,6 +120,20 @@ test('a hosts edit in the ConfigMap is served by the same dnsmasq process, witho
   await eventually(async () => (await lookupA(nanny.port, 'db.corp.example')).ips.length === 0, 30_000, 'removed host no longer served');
   assert.equal(nanny.dnsmasqPid(), pid, 'no new dnsmasq process');
   assert.equal(nanny.logs.filter((l) => l.msg === 'dnsmasq restarted').length, 0);
+});
+
+test('a hosts edit that could not be written (state volume trouble) is written by the next refresh', async (t) => {
+  const nanny = await startNanny(t, { config: { hosts: '192.0.2.10 db.corp.example\n' } });
+  assert.deepEqual((await lookupA(nanny.port, 'db.corp.example')).ips, ['192.0.2.10']);
+  // the hosts directory is out of reach for a while (ENOSPC, EIO on the emptyDir behave alike)
+  const dir = join(nanny.stateDir, 'hosts.d');
+  await rename(dir, `${dir}.away`);
+  const mark = nanny.logs.length;
+  await nanny.setKey('hosts', '192.0.2.11 db.corp.example\n');
+  await nanny.waitForLog((l) => /cannot apply the configuration to dnsmasq/.test(l.msg), 10_000, mark);
+  await rename(`${dir}.away`, dir);
+  // the refresh (-syncInterval=500ms here) writes it: not only the servers
+  await eventually(async () => (await lookupA(nanny.port, 'db.corp.example')).ips.join() === '192.0.2.11', 15_000, 'the edit served after the directory came back', 100, () => nanny.tail());
 });
 
 test('operator --addn-hosts files are re-read within seconds of an edit', async (t) => {
