@@ -11,6 +11,13 @@ import { parseNannyOptions } from './options.js';
 import { reportPodEvents } from './pod-events.js';
 import { nannyVersion } from './version.js';
 
+/**
+ * Signals another process may send that end a process by default. Not SIGUSR1 (node's
+ * inspector), SIGPROF (V8's profiler), nor the ones a fault raises (ABRT, TRAP, SYS, SEGV...):
+ * a JS handler would keep the process alive after one.
+ */
+const FATAL_SIGNALS: NodeJS.Signals[] = ['SIGHUP', 'SIGQUIT', 'SIGUSR2', 'SIGALRM', 'SIGPWR', 'SIGVTALRM', 'SIGXCPU', 'SIGXFSZ'];
+
 async function main(argv: string[]): Promise<void> {
   let parsed;
   try {
@@ -41,10 +48,18 @@ async function main(argv: string[]): Promise<void> {
     process.exit(70);
   });
   // dnsmasq runs in a process group of its own (dnsmasq-process.ts), out of reach of execa's
-  // clean-up: whatever way the nanny exits, dnsmasq and its TCP children go first. SIGHUP
-  // keeps its default meaning (exit 129), with this clean-up.
+  // clean-up: whatever way the nanny exits, dnsmasq and its TCP children go first. The signals
+  // whose default is to end the process keep that meaning (the nanny dies of the signal, after
+  // the clean-up); SIGTERM and SIGINT have their own handling above.
   process.on('exit', () => killProcessGroup(nanny.dnsmasqPid));
-  process.on('SIGHUP', () => process.exit(129));
+  for (const sig of FATAL_SIGNALS) {
+    const die = () => {
+      killProcessGroup(nanny.dnsmasqPid);
+      process.removeListener(sig, die);
+      process.kill(process.pid, sig);
+    };
+    process.on(sig, die);
+  }
 
   let exiting = false;
   const shutdown = async (code: number, reason: string) => {

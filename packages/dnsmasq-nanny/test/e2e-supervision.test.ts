@@ -95,6 +95,19 @@ test('SIGTERM with dnsmasq stopped (SIGSTOP) and a TCP client connected: dnsmasq
   await eventually(() => !running(child), 2000, 'its TCP child is gone');
 });
 
+test('a signal that ends the nanny (SIGHUP, SIGUSR2, ...) takes dnsmasq and its TCP children with it', async (t) => {
+  for (const sig of ['SIGHUP', 'SIGUSR2'] as const) {
+    const nanny = await startNanny(t);
+    const pid = nanny.dnsmasqPid()!;
+    const { child } = await idleTcpClient(t, nanny.port, pid);
+    t.after(() => alive(pid) && process.kill(pid, 'SIGKILL'));
+    nanny.proc.kill(sig);
+    const { signal } = await nanny.exit;
+    assert.equal(signal, sig, 'the nanny dies of the signal, as by default');
+    await eventually(() => !running(pid) && !running(child), 2000, `${sig}: dnsmasq and its TCP child are gone`);
+  }
+});
+
 test('a dnsmasq that cannot start: restarts with backoff, then a clear error and a non-zero exit', async (t) => {
   const nanny = await startNanny(t, {
     rawDnsmasqArgs: (port) => [...loopbackDnsmasqArgs(port), '--no-such-option'],
