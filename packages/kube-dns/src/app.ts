@@ -244,15 +244,17 @@ export async function startKubeDns(o: KubeDnsOptions, x: StartExtras): Promise<K
   // beside it, [::] with IPV6_V6ONLY, so IPv4 clients keep plain addresses, not ::ffff:-mapped
   // ones; a host without IPv6 is served over IPv4 alone.
   const wildcard = o.dnsBindAddress === '0.0.0.0' || o.dnsBindAddress === '::';
-  const tcpHosts = o.dnsBindAddress === '0.0.0.0' ? ['0.0.0.0', '::'] : [o.dnsBindAddress];
+  // 0.0.0.0 asked for IPv4: IPv6 comes as a bonus, and an IPv6 side that cannot be had (no IPv6,
+  // or its port held by another process) is skipped with a word, not a failed start
+  const ipv6Optional = o.dnsBindAddress === '0.0.0.0';
+  const tcpHosts = ipv6Optional ? ['0.0.0.0', '::'] : [o.dnsBindAddress];
   let udp: UdpListener | UdpEveryAddress | undefined;
-  let tcps: TcpListener[] = [];
+  let tcp: TcpListener | undefined;
   let dnsPort: number;
   for (let attempt = 0; ; attempt++) {
-    tcps = [];
     try {
       if (wildcard) {
-        const every = new UdpEveryAddress(handler, log, { rescanMs: x.addressRescanMs ?? 5000 });
+        const every = new UdpEveryAddress(handler, log, { rescanMs: x.addressRescanMs ?? 5000, ipv6Optional });
         udp = every;
         dnsPort = await every.listen(o.dnsPort);
       } else {
@@ -260,30 +262,27 @@ export async function startKubeDns(o: KubeDnsOptions, x: StartExtras): Promise<K
         udp = one;
         dnsPort = await one.listen(o.dnsBindAddress, o.dnsPort);
       }
+      tcp = new TcpListener(handler, log);
       for (const host of tcpHosts) {
-        const tcp = new TcpListener(handler, log);
-        tcps.push(tcp);
-        const beside = host === '::' && tcpHosts.length > 1;
+        const beside = host === '::' && ipv6Optional;
         try {
           await tcp.listen(host, dnsPort, beside);
         } catch (e) {
-          const code = (e as NodeJS.ErrnoException).code;
-          if (!beside || (code !== 'EAFNOSUPPORT' && code !== 'EADDRNOTAVAIL')) throw e;
-          tcps.pop();
-          log.info({ err: (e as Error).message }, 'no IPv6 on this host: DNS over TCP is served over IPv4 only');
+          if (!beside) throw e;
+          log.warn({ err: (e as Error).message }, 'DNS over TCP is served over IPv4 only: cannot listen on [::]');
         }
       }
       break;
     } catch (e) {
-      await Promise.all([udp?.close(0), ...tcps.map((t) => t.close(0))]).catch(() => undefined);
+      await Promise.all([udp?.close(0), tcp?.close(0)]).catch(() => undefined);
       const inUse = (e as NodeJS.ErrnoException).code === 'EADDRINUSE';
       if (o.dnsPort === 0 && inUse && attempt < 20) continue;
       await source?.stop();
       throw new Error(`cannot serve DNS on ${formatHostPort(o.dnsBindAddress, o.dnsPort)}: ${(e as Error).message}`);
     }
   }
-  const tcpListeners = tcps;
-  registerTcpMetrics(metrics.registry, () => tcpListeners);
+  const tcpListener = tcp;
+  registerTcpMetrics(metrics.registry, tcpListener);
   log.info(
     { address: o.dnsBindAddress, port: dnsPort, domain: o.domain, ...(udp instanceof UdpEveryAddress && { udpAddresses: udp.bound }) },
     'serving DNS over UDP and TCP',
@@ -355,7 +354,7 @@ export async function startKubeDns(o: KubeDnsOptions, x: StartExtras): Promise<K
     stop: async () => {
       clearInterval(syncWarn);
       transfer?.stop();
-      await Promise.all([udp?.close(), ...tcps.map((t) => t.close())]);
+      await Promise.all([udp?.close(), tcpListener.close()]);
       forwarder.close();
       await sync?.stop();
       await source?.stop();

@@ -87,7 +87,7 @@ test('TCP backpressure: a client that pipelines queries for large answers and ne
   sock.destroy();
 });
 
-test('TCP backpressure holds for forwarded answers too: replies completing for a client that does not read close it past twice the limit', async (t) => {
+test('TCP backpressure holds for forwarded answers too: past the total budget, replies for clients that do not read close them', async (t) => {
   // forwards complete after reading paused: each of the 32 in flight could add a 60 KB answer
   const big = (msg: Buffer): Buffer => {
     const b = Buffer.alloc(60_000);
@@ -95,7 +95,8 @@ test('TCP backpressure holds for forwarded answers too: replies completing for a
     b[2] = 0x81;
     return b;
   };
-  const tcp = new TcpListener({ handle: (msg) => sleep(5).then(() => big(msg)) }, silentLogger());
+  const budget = 1024 * 1024;
+  const tcp = new TcpListener({ handle: (msg) => sleep(5).then(() => big(msg)) }, silentLogger(), { maxTotalUnsentBytes: budget });
   t.after(() => tcp.close(100));
   const port = await tcp.listen('127.0.0.1', 0);
   const q = frame(buildQuery({ name: 'big.example.org', type: 'TXT', id: 7 }));
@@ -112,11 +113,12 @@ test('TCP backpressure holds for forwarded answers too: replies completing for a
     last = b;
   }
   const stats = tcp.stats();
-  assert.ok(stats.bufferedBytes <= 5 * (2 * 64 * 1024 + 60_000), `${stats.bufferedBytes} reply bytes buffered for 5 clients that do not read`);
+  // the budget, plus what each connection may hold under its own limit (64 KiB and a reply)
+  assert.ok(stats.bufferedBytes <= budget + 5 * (64 * 1024 + 60_000), `${stats.bufferedBytes} reply bytes buffered for 5 clients that do not read`);
   assert.ok(stats.overflowed >= 1, 'the connections past the limit were closed');
   // and an operator sees it
   const registry = new Registry();
-  registerTcpMetrics(registry, () => [tcp]);
+  registerTcpMetrics(registry, tcp);
   const text = await registry.metrics();
   assert.match(text, new RegExp(`^kubedns_tcp_connections_closed_total\\{reason="overflow"\\} ${stats.overflowed}$`, 'm'));
   assert.match(text, /^kubedns_tcp_unsent_bytes \d+$/m);
@@ -127,6 +129,42 @@ test('TCP backpressure holds for forwarded answers too: replies completing for a
   reader.write(Buffer.concat(Array.from({ length: 100 }, () => q)));
   assert.equal((await replies).length, 100);
   reader.destroy();
+});
+
+test('TCP: a client that reads slowly gets every forwarded answer it pipelined, however far over its own limit', async (t) => {
+  const big = (msg: Buffer): Buffer => {
+    const b = Buffer.alloc(60_000);
+    msg.copy(b, 0, 0, 2);
+    b[2] = 0x81;
+    return b;
+  };
+  const tcp = new TcpListener({ handle: (msg) => sleep(5).then(() => big(msg)) }, silentLogger());
+  t.after(() => tcp.close(100));
+  const port = await tcp.listen('127.0.0.1', 0);
+  const sock = await open(port);
+  sock.pause();
+  // 18 MB of answers: more than loopback's socket buffers hold, so some wait in ours
+  const n = 300;
+  sock.write(Buffer.concat(Array.from({ length: n }, (_, i) => frame(buildQuery({ name: 'big.example.org', type: 'TXT', id: i })))));
+  await sleep(500);
+  assert.ok(tcp.stats().bufferedBytes > 4 * 64 * 1024, `${tcp.stats().bufferedBytes} bytes unsent`);
+  // then it reads, a little at a time (a slow link)
+  let got = 0;
+  let buf = Buffer.alloc(0);
+  sock.on('data', (c: Buffer) => {
+    buf = Buffer.concat([buf, c]);
+    while (buf.length >= 2 && buf.length >= 2 + buf.readUInt16BE(0)) {
+      got++;
+      buf = buf.subarray(2 + buf.readUInt16BE(0));
+    }
+    sock.pause();
+    setTimeout(() => sock.resume(), 2);
+  });
+  sock.resume();
+  for (let i = 0; i < 400 && got < n && !sock.destroyed; i++) await sleep(50);
+  assert.equal(got, n);
+  assert.equal(tcp.stats().overflowed, 0);
+  sock.destroy();
 });
 
 test('TCP: a zone transfer far over the buffer limit is exempt: it and a forward finishing behind it reach a client that reads late', async (t) => {
@@ -245,6 +283,22 @@ test('TCP: at the connection cap the connection idle the longest is closed to ad
   assert.equal(await closed(socks[0]!, 200), false, 'the recently active one was kept');
   assert.equal(await closed(socks[2]!, 200), false, 'one eviction per new connection');
   assert.ok(s.tcp.stats().evicted >= 1);
+});
+
+test('TCP: listening on IPv4 and IPv6, the connection cap is one for both', async (t) => {
+  const tcp = new TcpListener({ handle: () => undefined }, silentLogger(), { maxConnections: 2 });
+  t.after(() => tcp.close(100));
+  const port = await tcp.listen('127.0.0.1', 0);
+  await tcp.listen('::1', port, true);
+  const v4 = await open(port);
+  const v6 = connect(port, '::1');
+  v6.on('error', () => undefined);
+  await new Promise((r) => v6.once('connect', r));
+  const third = await open(port);
+  t.after(() => [v4, v6, third].forEach((s) => s.destroy()));
+  assert.ok(await closed(v4, 2000), 'the oldest idle connection, over IPv4, made room for a third');
+  assert.equal(tcp.stats().connections, 2);
+  assert.equal(tcp.stats().evicted, 1);
 });
 
 test('TCP: a well-behaved client is served throughout a flood of 5,000 connections', async (t) => {

@@ -72,3 +72,52 @@ test('an address that cannot be bound (IPv6 still tentative, or gone) does not s
   const taken = new UdpEveryAddress({ handle: () => undefined }, silentLogger(), { rescanMs: 60_000, addresses: () => ['127.0.0.1'] });
   await assert.rejects(taken.listen(port), /EADDRINUSE/);
 });
+
+test('with ipv6Optional an IPv6 address whose port is held is skipped at start, and served soon after it is freed', async (t) => {
+  // something else holds [::1]:port (UDP), as another process might on a hostNetwork node
+  const holder = createSocket({ type: 'udp6', ipv6Only: true });
+  const port = await new Promise<number>((resolve) => holder.bind(0, '::1', () => resolve(holder.address().port)));
+  const strict = new UdpEveryAddress({ handle: () => undefined }, silentLogger(), { rescanMs: 60_000, addresses: () => ['127.0.0.1', '::1'] });
+  await assert.rejects(strict.listen(port), /EADDRINUSE/, 'without it (an explicit ::) the start fails');
+
+  const handle = (msg: Buffer) => {
+    const reply = Buffer.from(msg);
+    reply[2] = 0x81;
+    return reply;
+  };
+  const udp = new UdpEveryAddress({ handle }, silentLogger(), { rescanMs: 60_000, addresses: () => ['127.0.0.1', '::1'], ipv6Optional: true });
+  t.after(() => udp.close(0));
+  assert.equal(await udp.listen(port), port);
+  assert.deepEqual(udp.bound, ['127.0.0.1']);
+  holder.close();
+  // retried every 250 ms at first, not only at the (here one-minute) rescan
+  const t0 = Date.now();
+  while (udp.bound.length < 2 && Date.now() - t0 < 5000) await new Promise((r) => setTimeout(r, 50));
+  assert.deepEqual(udp.bound, ['127.0.0.1', '::1']);
+  await exchange({ host: '::1', port }, buildQuery({ name: 'x.cluster.local', type: 'A' }), 'udp', 1000);
+});
+
+test('a rescan that cannot list the addresses keeps serving and tries again; close during a rescan leaves nothing bound', async () => {
+  let addresses: () => string[] = () => ['127.0.0.1'];
+  const udp = new UdpEveryAddress({ handle: () => undefined }, silentLogger(), { rescanMs: 60_000, addresses: () => addresses() });
+  const port = await udp.listen(0);
+  addresses = () => {
+    throw new Error('uv_interface_addresses returned Unknown system error 24');
+  };
+  await udp.rescan(); // resolves: the timer calls it, an exception would end the process
+  assert.deepEqual(udp.bound, ['127.0.0.1']);
+  addresses = () => ['127.0.0.1', '::1'];
+  const scan = udp.rescan();
+  await udp.close(0); // lands while the rescan binds ::1
+  await scan;
+  assert.deepEqual(udp.bound, []);
+  // both addresses are free again
+  for (const [type, host] of [['udp4', '127.0.0.1'], ['udp6', '::1']] as const) {
+    const s = createSocket(type);
+    await new Promise<void>((resolve, reject) => {
+      s.once('error', reject);
+      s.bind(port, host, () => resolve());
+    });
+    s.close();
+  }
+});

@@ -390,15 +390,15 @@ export function registerMalformedMetrics(r: Registry, m: { replied: number; drop
   ]);
 }
 
-/** The TCP listeners' bounds at work (server/tcp.ts), summed over the listeners (IPv4 and IPv6). */
-export function registerTcpMetrics(r: Registry, listeners: () => readonly { stats(): TcpStats }[]): void {
-  const sum = (pick: (s: TcpStats) => number) => listeners().reduce((n, l) => n + pick(l.stats()), 0);
+/** The TCP listener's bounds at work (server/tcp.ts), over all its addresses (0.0.0.0 and [::]). */
+export function registerTcpMetrics(r: Registry, listener: { stats(): TcpStats }): void {
+  const stat = (pick: (s: TcpStats) => number) => pick(listener.stats());
   new client.Gauge({
     name: 'kubedns_tcp_connections',
     help: 'DNS-over-TCP connections open.',
     registers: [r],
     collect() {
-      this.set(sum((s) => s.connections));
+      this.set(stat((s) => s.connections));
     },
   });
   new client.Gauge({
@@ -406,7 +406,7 @@ export function registerTcpMetrics(r: Registry, listeners: () => readonly { stat
     help: 'Reply bytes written to DNS-over-TCP connections that their clients have not taken yet.',
     registers: [r],
     collect() {
-      this.set(sum((s) => s.bufferedBytes));
+      this.set(stat((s) => s.bufferedBytes));
     },
   });
   registerScraped(
@@ -415,10 +415,10 @@ export function registerTcpMetrics(r: Registry, listeners: () => readonly { stat
     'DNS-over-TCP connections closed by kube-dns to keep its bounds: evicted (the idle longest, at the connection cap), refused (at the cap, none idle), slow (a message arriving slower than the idle timeout), overflow (replies piling up for a client that does not read).',
     'counter',
     () => [
-      { value: sum((s) => s.evicted), labels: { reason: 'evicted' } },
-      { value: sum((s) => s.refused), labels: { reason: 'refused' } },
-      { value: sum((s) => s.slowMessages), labels: { reason: 'slow' } },
-      { value: sum((s) => s.overflowed), labels: { reason: 'overflow' } },
+      { value: stat((s) => s.evicted), labels: { reason: 'evicted' } },
+      { value: stat((s) => s.refused), labels: { reason: 'refused' } },
+      { value: stat((s) => s.slowMessages), labels: { reason: 'slow' } },
+      { value: stat((s) => s.overflowed), labels: { reason: 'overflow' } },
     ],
   );
 }

@@ -2,10 +2,12 @@
 // answered as they complete), with every resource a client can hold bounded:
 //   - replies waiting to be sent: above maxBufferedBytes the connection stops being read until
 //     the client has taken them (a client that pipelines and never reads gets no more answers,
-//     not our memory); forwards already in flight still complete, so past twice that a reply
-//     closes the connection instead of queueing (RFC 7766 6.2.3 lets a server close): without
-//     it, 32 forwarded 64 KiB answers made 2 MB a connection. A zone transfer, written whole,
-//     is exempt until it drains;
+//     not our memory). Forwards already in flight still complete after the pause: 32 forwarded
+//     64 KiB answers could make 2 MB a connection. A slow reader on a slow link is owed them,
+//     but not a thousand clients that never read: a reply to a connection over its limit is
+//     written only while all connections together hold less than maxTotalUnsentBytes; past
+//     that the connection is closed instead (RFC 7766 6.2.3 lets a server close). A zone
+//     transfer, written whole, is exempt until it drains;
 //   - queries in flight per connection (forwards waiting upstream): above maxPipelined, reading
 //     pauses the same way;
 //   - connections: at maxConnections the connection idle the longest (nothing in flight, nothing
@@ -26,6 +28,8 @@ export interface TcpOptions {
   maxPipelined?: number;
   /** Unsent reply bytes per connection before reading pauses. */
   maxBufferedBytes?: number;
+  /** Unsent reply bytes over all connections past which one over its own limit is closed. */
+  maxTotalUnsentBytes?: number;
 }
 
 const EMPTY = Buffer.alloc(0);
@@ -40,7 +44,7 @@ class Conn {
   partialSince = 0;
   /** The client has sent all it will (FIN): the connection ends once its replies are written. */
   ended = false;
-  /** A zone transfer is in the unsent bytes (until 'drain'): the overflow cap does not apply. */
+  /** A zone transfer is in the unsent bytes (until 'drain'): the overflow rule does not apply. */
   bulk = false;
   constructor(readonly socket: Socket) {}
 }
@@ -55,12 +59,13 @@ export interface TcpStats {
   slowMessages: number;
   /** Connections refused at the cap because none was idle. */
   refused: number;
-  /** Connections closed because replies to a client that does not read passed twice the buffer limit. */
+  /** Connections closed because replies piled up for clients that do not read (maxTotalUnsentBytes). */
   overflowed: number;
 }
 
 export class TcpListener {
-  private server: Server | undefined;
+  /** One per address listened on (0.0.0.0 and [::]): their connections share every bound. */
+  private readonly servers: Server[] = [];
   /** Ordered by last activity, oldest first (a Map keeps insertion order; activity re-inserts). */
   private readonly conns = new Map<Socket, Conn>();
   private inflight = 0;
@@ -70,6 +75,7 @@ export class TcpListener {
   private readonly maxConns: number;
   private readonly maxPipelined: number;
   private readonly maxBuffered: number;
+  private readonly maxTotalUnsent: number;
   private evicted = 0;
   private slowMessages = 0;
   private refused = 0;
@@ -84,16 +90,18 @@ export class TcpListener {
     this.maxConns = opts.maxConnections ?? 1000;
     this.maxPipelined = opts.maxPipelined ?? 32;
     this.maxBuffered = opts.maxBufferedBytes ?? 64 * 1024;
+    this.maxTotalUnsent = opts.maxTotalUnsentBytes ?? 16 * 1024 * 1024;
   }
 
-  /** `ipv6Only`: an IPv6 wildcard beside an IPv4 listener on the same port (app.ts). */
+  /**
+   * Listens on `host` too (a listener may listen on several addresses: 0.0.0.0 and, with
+   * `ipv6Only`, [::] beside it on the same port, app.ts).
+   */
   listen(host: string, port: number, ipv6Only = false): Promise<number> {
     // half-open allowed: a client may send its queries and shut its side (FIN) before the
     // replies come (RFC 7766 6.2.4: the server answers what it received, then closes); node's
     // default ends our side at the client's FIN and drops a reply still being made upstream
     const server = createServer({ allowHalfOpen: true }, (c) => this.onConnection(c));
-    this.server = server;
-    server.on('error', (e) => this.log.error({ err: e.message }, 'TCP server error'));
     return new Promise((resolve, reject) => {
       server.once('error', reject);
       // The accept queue holds a burst while libuv accepts one connection per loop turn. When it
@@ -102,17 +110,17 @@ export class TcpListener {
       // 5,000-connection burst at the cost of ~40 µs per queued connection for whoever is behind.
       server.listen({ host, port, exclusive: true, backlog: 4096, ipv6Only }, () => {
         server.off('error', reject);
+        server.on('error', (e) => this.log.error({ err: e.message }, 'TCP server error'));
+        this.servers.push(server);
         resolve((server.address() as { port: number }).port);
       });
     });
   }
 
   stats(): TcpStats {
-    let bufferedBytes = 0;
-    for (const c of this.conns.keys()) bufferedBytes += c.writableLength;
     return {
       connections: this.conns.size,
-      bufferedBytes,
+      bufferedBytes: this.totalUnsent(),
       evicted: this.evicted,
       slowMessages: this.slowMessages,
       refused: this.refused,
@@ -237,7 +245,7 @@ export class TcpListener {
     this.endIfAnswered(st);
   }
 
-  /** Writes a reply; above maxBuffered unsent bytes reading pauses, above twice that the connection goes. */
+  /** Writes a reply; above maxBuffered unsent bytes reading pauses (overflow rule: the header). */
   private write(st: Conn, reply: Buffer): void {
     const c = st.socket;
     if (c.destroyed || !c.writable) return;
@@ -245,7 +253,7 @@ export class TcpListener {
       // a zone transfer comes as several messages, already framed (transfer/messages.ts)
       if (!c.write(reply)) st.bulk = true; // until 'drain'
     } else {
-      if (!st.bulk && c.writableLength > 2 * this.maxBuffered) {
+      if (!st.bulk && c.writableLength > this.maxBuffered && this.totalUnsent() > this.maxTotalUnsent) {
         this.overflowed++;
         c.destroy();
         return;
@@ -261,11 +269,17 @@ export class TcpListener {
     }
   }
 
+  /** Unsent bytes over all connections: walked only for a reply to a connection over its limit. */
+  private totalUnsent(): number {
+    let n = 0;
+    for (const c of this.conns.keys()) n += c.writableLength;
+    return n;
+  }
+
   /** Stops accepting, lets queries in flight finish (up to timeoutMs), then closes every connection. */
   async close(timeoutMs = 4000): Promise<void> {
     this.closing = true;
-    const server = this.server;
-    const closed = server ? new Promise<void>((r) => server.close(() => r())) : Promise.resolve();
+    const closed = Promise.all(this.servers.map((server) => new Promise<void>((r) => server.close(() => r()))));
     if (this.inflight > 0) {
       await new Promise<void>((resolve) => {
         this.drained = resolve;

@@ -44,11 +44,12 @@ export class UdpListener {
       this.lastRinfo = rinfo;
       this.onMessage(msg, rinfo.address, rinfo.port);
     });
-    sock.on('error', (e) => this.log.error({ err: e.message }, 'UDP socket error'));
     return new Promise((resolve, reject) => {
+      // a failed bind is the caller's to report (an address not bindable yet is retried quietly)
       sock.once('error', reject);
       sock.bind(port, host, () => {
         sock.off('error', reject);
+        sock.on('error', (e) => this.log.error({ err: e.message }, 'UDP socket error'));
         try {
           sock.setRecvBufferSize(4 * 1024 * 1024); // absorb bursts (ndots:5 fans one lookup out to many)
         } catch {
