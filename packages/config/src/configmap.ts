@@ -230,6 +230,11 @@ export function parseHosts(text: string): Multi<HostsEntry[]> {
 }
 
 /** One line per error, naming the key: what operators read in the log. */
+/** At most this many errors are told (a 40,000-line hosts value made one 5.6 MB log line). */
+export const ERRORS_TOLD = 20;
+
 export function describeErrors(errors: ConfigError[]): string {
-  return errors.map((e) => `${e.key}: ${e.reason}`).join('; ');
+  const told = errors.slice(0, ERRORS_TOLD).map((e) => `${e.key}: ${e.reason}`);
+  if (errors.length > ERRORS_TOLD) told.push(`and ${errors.length - ERRORS_TOLD} more`);
+  return told.join('; ');
 }

@@ -8,7 +8,7 @@ import { EventEmitter } from 'node:events';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { watch, type FSWatcher } from 'chokidar';
-import { CONFIG_KEYS, type ConfigError, type KubeDnsConfig, defaultConfig, describeErrors, parseConfig } from './configmap.js';
+import { CONFIG_KEYS, type ConfigError, ERRORS_TOLD, type KubeDnsConfig, defaultConfig, describeErrors, parseConfig } from './configmap.js';
 import type { Logger } from './log.js';
 
 export interface DirSnapshot {
@@ -206,7 +206,7 @@ export class ConfigDirSource extends EventEmitter<ConfigSourceEvents> {
     if (!result.ok) {
       this.rejects++;
       log.error(
-        { dir, version: snap.version, errors: result.errors },
+        { dir, version: snap.version, errors: result.errors.slice(0, ERRORS_TOLD), errorCount: result.errors.length },
         `Invalid configuration, ignoring update and keeping the last good config: ${describeErrors(result.errors)}`,
       );
       this.emit('rejected', { version: snap.version, errors: result.errors });

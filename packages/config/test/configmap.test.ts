@@ -205,3 +205,10 @@ test('parseUpstreamNameservers keeps the operator text for messages', () => {
   assert.ok(r.ok);
   assert.deepEqual(r.value[0], { host: '10.0.0.1', port: 5353, family: 4, raw: ' 10.0.0.1:5353 ' });
 });
+
+test('thousands of errors are told as the first 20 and a count (a 40,000-line hosts value made one 5.6 MB log line)', () => {
+  const text = rejected({ hosts: Array.from({ length: 5000 }, (_, i) => `not-an-ip host${i}.example`).join('\n') });
+  assert.match(text, /^hosts: line 1: "not-an-ip" is not an IP address; /);
+  assert.match(text, /hosts: line 20: [^;]*; and 4980 more$/);
+  assert.ok(text.length < 2000, `${text.length} characters`);
+});

@@ -53,6 +53,11 @@ test('a rejected ConfigMap edit is a Warning InvalidConfig Event on the ConfigMa
   assert.equal(ok.type, 'Normal');
   assert.match(ok.message, /applied the ConfigMap \(upstreamNameservers\)/);
   assert.equal(ok.involvedObject['name'], 'kube-dns');
+
+  // the zone keys are named too (they turn zone transfers on, empty services' answers)
+  await replaceKey(c.configDir, 'transferTo', '127.0.0.1');
+  await replaceKey(c.configDir, 'ignoreEmptyService', 'true');
+  await waitEvent(c, 'ConfigApplied', (e) => /\(upstreamNameservers, ignoreEmptyService, transferTo\)/.test(e.message));
 });
 
 

@@ -46,6 +46,9 @@ export function reportConfigEvents(source: ConfigDirSource, recorder: EventRecor
       c.stubDomains.size && 'stubDomains',
       c.upstreamNameservers.length && 'upstreamNameservers',
       c.hosts.length && 'hosts',
+      c.federations.size && 'federations',
+      c.zoneOverrides.ignoreEmptyService !== undefined && 'ignoreEmptyService',
+      c.zoneOverrides.transferTo !== undefined && 'transferTo',
     ].filter(Boolean);
     recorder.emit(ref, 'Normal', 'ConfigApplied', `kube-dns applied the ConfigMap${keys.length ? ` (${keys.join(', ')})` : ' (no keys: the defaults)'}, version ${c.version.slice(0, 12) || 'empty'}`);
   });
