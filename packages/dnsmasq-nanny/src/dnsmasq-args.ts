@@ -3,8 +3,10 @@
 export interface GeneratedPaths {
   /** Absolute path of our --servers-file. */
   serversFile: string;
-  /** Absolute path of our --hostsdir (the ConfigMap's hosts). */
+  /** Absolute path of our --hostsdir (the ConfigMap's hosts, when few). */
   hostsDir: string;
+  /** Absolute path of our --addn-hosts file (the ConfigMap's hosts, when many: hosts-file.ts). */
+  largeHostsFile: string;
 }
 
 const FOREGROUND = ['-k', '--keep-in-foreground', '-d', '--no-daemon'];
@@ -53,7 +55,7 @@ export function buildDnsmasqArgs(passthrough: readonly string[], paths: Generate
   if (!hasOption(passthrough, FOREGROUND)) args.push('--keep-in-foreground');
   // The relay of dnsmasq's log into ours needs its log on stderr; a container has no syslog.
   if (!hasOption(passthrough, LOG_FACILITY)) args.push('--log-facility=-');
-  args.push('--no-resolv', `--servers-file=${paths.serversFile}`, `--hostsdir=${paths.hostsDir}`);
+  args.push('--no-resolv', `--servers-file=${paths.serversFile}`, `--hostsdir=${paths.hostsDir}`, `--addn-hosts=${paths.largeHostsFile}`);
   return args;
 }
 

@@ -74,6 +74,11 @@ export interface DnsmasqProcessOptions {
   readyMarginMs?: number;
   /** Ready after this long even without seeing the "started" line (its log may go elsewhere). */
   readyFallbackMs?: number;
+  /**
+   * A hosts file dnsmasq is given (--addn-hosts): on a SIGHUP it says "read <file> - N names"
+   * instead of "cleared cache" (which it says only when it reads no hosts file at all).
+   */
+  hostsFile?: string;
 }
 
 type Outcome = { exitCode?: number | undefined; signal?: string; failed?: boolean; code?: string; originalMessage?: string; message?: string };
@@ -104,7 +109,11 @@ export class DnsmasqProcess {
   private readyWaiters: (() => void)[] = [];
   /** SIGHUPs sent that dnsmasq has not yet confirmed. */
   private reloadsPending = 0;
-  /** SIGHUPs dnsmasq confirmed (its "cleared cache" line: the reload is done in that same pass of its loop). */
+  /**
+   * SIGHUPs dnsmasq confirmed: it handles one in a single pass of its loop, and says "cleared
+   * cache" in it, or "read <hosts file> - N names" when it reads hosts files (it always reads
+   * the nanny's --addn-hosts file).
+   */
   reloadsApplied = 0;
 
   constructor(private readonly opts: DnsmasqProcessOptions) {
@@ -121,6 +130,8 @@ export class DnsmasqProcess {
     });
     this.pid = this.proc.pid;
     const log = opts.log.child({ dnsmasqPid: this.pid });
+    const hostsRead = opts.hostsFile === undefined ? undefined : `read ${opts.hostsFile} - `;
+    const reloaded = (line: string) => /\bcleared cache\b/.test(line) || (hostsRead !== undefined && line.includes(hostsRead));
     const relay = (stream: Readable | null, name: string) => {
       if (!stream) return;
       eachLine(stream, (line) => {
@@ -131,7 +142,7 @@ export class DnsmasqProcess {
         if (!this.isReady && /\bstarted, version\b/.test(line)) this.scheduleReady(opts.readyMarginMs ?? 100);
         // dnsmasq handles a SIGHUP in one pass of its single-threaded loop, and says "cleared
         // cache" in it: any query it reads after that line sees the new servers and hosts
-        if (this.reloadsPending > 0 && /\bcleared cache\b/.test(line)) {
+        if (this.reloadsPending > 0 && reloaded(line)) {
           this.reloadsPending--;
           this.reloadsApplied++;
           log.info({ reloadsApplied: this.reloadsApplied }, 'dnsmasq applied the reload');

@@ -6,7 +6,7 @@ import { ConfigDirSource, type KubeDnsConfig, type Logger, parseResolvConf } fro
 import { addnHostsPaths, argumentConflicts, buildDnsmasqArgs, resolvFilePath } from './dnsmasq-args.js';
 import { DnsmasqProcess, type ExitInfo } from './dnsmasq-process.js';
 import { writeFileAtomic } from './files.js';
-import { HOSTS_FILE_NAME, hostsFileText } from './hosts-file.js';
+import { HOSTS_FILE_NAME, HOSTSDIR_MAX_ENTRIES, hostsFileText, LARGE_HOSTS_FILE_NAME } from './hosts-file.js';
 import type { NannyOptions } from './options.js';
 import { ServersReloader } from './reload.js';
 import { resolveStubDomains } from './resolve-names.js';
@@ -34,6 +34,7 @@ export interface NannyEvents {
 export class Nanny extends EventEmitter<NannyEvents> {
   readonly serversFile: string;
   readonly hostsDir: string;
+  readonly largeHostsFile: string;
   private source: ConfigDirSource | undefined;
   private supervisor: Supervisor | undefined;
   private reloader: ServersReloader | undefined;
@@ -43,7 +44,9 @@ export class Nanny extends EventEmitter<NannyEvents> {
   private liveness: LivenessProbe | undefined;
   /** The config dnsmasq is serving (changes only with -restartDnsmasq). */
   private applied: KubeDnsConfig | undefined;
-  private lastHostsText: string | undefined;
+  /** What our --hostsdir file and our --addn-hosts file hold (undefined: not written yet). */
+  private lastDirText: string | undefined;
+  private lastLargeText: string | undefined;
   private work: Promise<void> = Promise.resolve();
   private unresolved = 0;
   private resolvWarned = false;
@@ -56,6 +59,7 @@ export class Nanny extends EventEmitter<NannyEvents> {
     super();
     this.serversFile = join(opts.stateDir, 'servers');
     this.hostsDir = join(opts.stateDir, 'hosts.d');
+    this.largeHostsFile = join(opts.stateDir, LARGE_HOSTS_FILE_NAME);
   }
 
   get dnsmasqPid(): number | undefined {
@@ -80,9 +84,9 @@ export class Nanny extends EventEmitter<NannyEvents> {
     await writeFileAtomic(this.serversFile, serversFileText(lines));
     await this.writeHosts(initial);
 
-    const args = buildDnsmasqArgs(opts.dnsmasqArgs, { serversFile: this.serversFile, hostsDir: this.hostsDir });
+    const args = buildDnsmasqArgs(opts.dnsmasqArgs, { serversFile: this.serversFile, hostsDir: this.hostsDir, largeHostsFile: this.largeHostsFile });
     log.info({ exec: opts.dnsmasqExec, args }, 'starting dnsmasq');
-    const supervisor = new Supervisor({ spawn: () => new DnsmasqProcess({ exec: opts.dnsmasqExec, args, log }), log });
+    const supervisor = new Supervisor({ spawn: () => new DnsmasqProcess({ exec: opts.dnsmasqExec, args, log, hostsFile: this.largeHostsFile }), log });
     this.supervisor = supervisor;
     supervisor.on('exited', (info) => this.stopped || this.emit('dnsmasqExited', info));
     supervisor.on('started', ({ restart }) => restart && this.emit('dnsmasqRestarted'));
@@ -185,12 +189,38 @@ export class Nanny extends EventEmitter<NannyEvents> {
     });
   }
 
+  /**
+   * The ConfigMap's hosts into our --hostsdir file (few: served without a signal) or our
+   * --addn-hosts file (many, hosts-file.ts: a SIGHUP), the other one emptied. The file gaining
+   * the names is written first, so that no name is missing in between.
+   */
   private async writeHosts(config: KubeDnsConfig): Promise<void> {
+    const large = config.hosts.length > HOSTSDIR_MAX_ENTRIES;
     const text = hostsFileText(config.hosts);
-    if (text === this.lastHostsText) return;
-    await writeFileAtomic(join(this.hostsDir, HOSTS_FILE_NAME), text);
-    if (this.lastHostsText !== undefined) this.log.info({ entries: config.hosts.length }, 'hosts from the ConfigMap updated');
-    this.lastHostsText = text;
+    const none = hostsFileText([]);
+    const dirText = large ? none : text;
+    const largeText = large ? text : none;
+    if (dirText === this.lastDirText && largeText === this.lastLargeText) return;
+    const updating = this.lastDirText !== undefined;
+    const writeDir = async () => {
+      if (dirText === this.lastDirText) return;
+      await writeFileAtomic(join(this.hostsDir, HOSTS_FILE_NAME), dirText);
+      this.lastDirText = dirText;
+    };
+    const writeLarge = async () => {
+      if (largeText === this.lastLargeText) return;
+      await writeFileAtomic(this.largeHostsFile, largeText);
+      this.lastLargeText = largeText;
+      this.supervisor?.reload(); // none yet at start: dnsmasq reads the file as it starts
+    };
+    if (large) {
+      await writeLarge();
+      await writeDir();
+    } else {
+      await writeDir();
+      await writeLarge();
+    }
+    if (updating) this.log.info({ entries: config.hosts.length, file: large ? this.largeHostsFile : 'hosts.d' }, 'hosts from the ConfigMap updated');
   }
 
   /** The servers file's lines for `config`: stub domains (names resolved), then the upstreams. */

@@ -82,11 +82,12 @@ test('the transition file lists old and new servers once each', () => {
 });
 
 test('dnsmasq arguments: the operator\'s first, then foreground, stderr log, no resolv.conf, our servers file and hosts dir', () => {
-  const paths = { serversFile: '/run/n/servers', hostsDir: '/run/n/hosts.d' };
+  const paths = { serversFile: '/run/n/servers', hostsDir: '/run/n/hosts.d', largeHostsFile: '/run/n/configmap-hosts-large' };
   const manifest = ['-k', '--cache-size=1000', '--no-negcache', '--dns-loop-detect', '--log-facility=-', '--server=/cluster.local/127.0.0.1#10053'];
-  assert.deepEqual(buildDnsmasqArgs(manifest, paths), [...manifest, '--no-resolv', '--servers-file=/run/n/servers', '--hostsdir=/run/n/hosts.d']);
+  const ours = ['--no-resolv', '--servers-file=/run/n/servers', '--hostsdir=/run/n/hosts.d', '--addn-hosts=/run/n/configmap-hosts-large'];
+  assert.deepEqual(buildDnsmasqArgs(manifest, paths), [...manifest, ...ours]);
   assert.deepEqual(buildDnsmasqArgs(['--cache-size=10'], paths), [
-    '--cache-size=10', '--keep-in-foreground', '--log-facility=-', '--no-resolv', '--servers-file=/run/n/servers', '--hostsdir=/run/n/hosts.d',
+    '--cache-size=10', '--keep-in-foreground', '--log-facility=-', ...ours,
   ]);
   assert.deepEqual(buildDnsmasqArgs(['--no-daemon', '-8', '/var/log/d.log'], paths).slice(0, 4), ['--no-daemon', '-8', '/var/log/d.log', '--no-resolv']);
 });

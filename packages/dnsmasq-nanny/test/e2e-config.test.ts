@@ -122,6 +122,39 @@ test('a hosts edit in the ConfigMap is served by the same dnsmasq process, witho
   assert.equal(nanny.logs.filter((l) => l.msg === 'dnsmasq restarted').length, 0);
 });
 
+test('a hosts key of 30,000 entries is served without stalling dnsmasq; cut back to a few, the rest go', async (t) => {
+  const nanny = await startNanny(t, { config: { hosts: '192.0.2.10 db.corp.example\n' } });
+  const pid = nanny.dnsmasqPid();
+  // a client asking all along: the longest time dnsmasq left it without an answer
+  let stop = false;
+  let longest = 0;
+  const asking = (async () => {
+    let last = Date.now();
+    while (!stop) {
+      const ok = await lookupAraw(nanny.port, 'db.corp.example', 3000).then(() => true, () => false);
+      const now = Date.now();
+      if (ok) {
+        longest = Math.max(longest, now - last);
+        last = now;
+      }
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  })();
+  const many = Array.from({ length: 30_000 }, (_, i) => `10.${(i >> 16) + 1}.${(i >> 8) & 255}.${i & 255} h${i}.bulk.example`);
+  await nanny.setKey('hosts', ['192.0.2.10 db.corp.example', ...many].join('\n') + '\n');
+  await eventually(async () => (await lookupA(nanny.port, 'h29999.bulk.example')).ips.join() === '10.1.117.47', 15_000, 'the last of 30,000 entries served');
+  await new Promise((r) => setTimeout(r, 500));
+  stop = true;
+  await asking;
+  // dnsmasq's inotify re-read of a hostsdir file of that size stalled it for ~5 s
+  assert.ok(longest < 1500, `dnsmasq left a client without an answer for ${longest} ms`);
+  assert.equal(nanny.dnsmasqPid(), pid, 'not restarted (the liveness probe did not find it hung)');
+
+  await nanny.setKey('hosts', '192.0.2.11 db.corp.example\n');
+  await eventually(async () => (await lookupA(nanny.port, 'db.corp.example')).ips.join() === '192.0.2.11', 15_000, 'the few served again');
+  await eventually(async () => (await lookupA(nanny.port, 'h5.bulk.example')).ips.length === 0, 15_000, 'the many gone');
+});
+
 test('a hosts edit that could not be written (state volume trouble) is written by the next refresh', async (t) => {
   const nanny = await startNanny(t, { config: { hosts: '192.0.2.10 db.corp.example\n' } });
   assert.deepEqual((await lookupA(nanny.port, 'db.corp.example')).ips, ['192.0.2.10']);

@@ -259,7 +259,7 @@ test('the nanny accepts its arguments, and writes only to a writable volume', as
 
 test('dnsmasq accepts the arguments it gets (the manifest\'s plus the nanny\'s) and the image\'s dnsmasq.conf', async (t) => {
   const { buildDnsmasqArgs } = (await import(pathToFileURL(join(ROOT, 'packages/dnsmasq-nanny/dist/src/dnsmasq-args.js')).href)) as {
-    buildDnsmasqArgs(passthrough: string[], paths: { serversFile: string; hostsDir: string }): string[];
+    buildDnsmasqArgs(passthrough: string[], paths: { serversFile: string; hostsDir: string; largeHostsFile: string }): string[];
   };
   const passthrough = args('dnsmasq').slice(args('dnsmasq').indexOf('--') + 1);
   assert.ok(passthrough.some((x) => /^--dns-forward-max=\d+$/.test(x)), '--dns-forward-max is exposed');
@@ -267,7 +267,7 @@ test('dnsmasq accepts the arguments it gets (the manifest\'s plus the nanny\'s) 
     assert.ok(passthrough.includes(original), original);
   }
   const conf = join(ROOT, 'images/dnsmasq-nanny/dnsmasq.conf');
-  const full = ['--test', `--conf-file=${conf}`, ...buildDnsmasqArgs(passthrough, { serversFile: '/run/dnsmasq-nanny/servers', hostsDir: '/run/dnsmasq-nanny/hosts.d' })];
+  const full = ['--test', `--conf-file=${conf}`, ...buildDnsmasqArgs(passthrough, { serversFile: '/run/dnsmasq-nanny/servers', hostsDir: '/run/dnsmasq-nanny/hosts.d', largeHostsFile: '/run/dnsmasq-nanny/configmap-hosts-large' })];
   const ok = await run(dnsmasqPath(), full);
   assert.match(ok.stderr + ok.stdout, /syntax check OK/);
   await assert.rejects(run(dnsmasqPath(), [...full, '--cache-size=lots']), 'dnsmasq --test rejects a bad option');
