@@ -17,6 +17,14 @@ import { clusterIP, ep, headless, slice } from './resolve-fixtures.js';
 import { startCluster } from './integration-helpers.js';
 import { startStack } from './server-stack.js';
 
+/** A 60 KB reply to `msg` (its ID, QR set): a large forwarded answer. */
+const big = (msg: Buffer): Buffer => {
+  const b = Buffer.alloc(60_000);
+  msg.copy(b, 0, 0, 2);
+  b[2] = 0x81;
+  return b;
+};
+
 const frame = (q: Buffer) => {
   const len = Buffer.alloc(2);
   len.writeUInt16BE(q.length);
@@ -89,12 +97,6 @@ test('TCP backpressure: a client that pipelines queries for large answers and ne
 
 test('TCP backpressure holds for forwarded answers too: past the total budget, replies for clients that do not read close them', async (t) => {
   // forwards complete after reading paused: each of the 32 in flight could add a 60 KB answer
-  const big = (msg: Buffer): Buffer => {
-    const b = Buffer.alloc(60_000);
-    msg.copy(b, 0, 0, 2);
-    b[2] = 0x81;
-    return b;
-  };
   const budget = 1024 * 1024;
   const tcp = new TcpListener({ handle: (msg) => sleep(5).then(() => big(msg)) }, silentLogger(), { maxTotalUnsentBytes: budget });
   t.after(() => tcp.close(100));
@@ -132,12 +134,6 @@ test('TCP backpressure holds for forwarded answers too: past the total budget, r
 });
 
 test('TCP: a client that reads slowly gets every forwarded answer it pipelined, however far over its own limit', async (t) => {
-  const big = (msg: Buffer): Buffer => {
-    const b = Buffer.alloc(60_000);
-    msg.copy(b, 0, 0, 2);
-    b[2] = 0x81;
-    return b;
-  };
   const tcp = new TcpListener({ handle: (msg) => sleep(5).then(() => big(msg)) }, silentLogger());
   t.after(() => tcp.close(100));
   const port = await tcp.listen('127.0.0.1', 0);
