@@ -113,6 +113,8 @@ export class ConfigDirSource extends EventEmitter<ConfigSourceEvents> {
   private watcher: FSWatcher | undefined;
   private loading: Promise<void> = Promise.resolve();
   private stopped = false;
+  /** The directory was found missing: file events on it are dead until it is watched anew. */
+  private dirGone = false;
   private unblockStart: (() => void) | undefined;
   reloads = 0;
   rejects = 0;
@@ -133,9 +135,7 @@ export class ConfigDirSource extends EventEmitter<ConfigSourceEvents> {
     this.timer = setInterval(() => this.schedule(0), this.opts.periodMs);
     this.timer.unref();
     if (this.opts.watchEvents !== false) {
-      this.watcher = watch(this.opts.dir, { ignoreInitial: true, depth: 1, followSymlinks: false });
-      this.watcher.on('all', () => this.schedule(this.opts.debounceMs ?? 100));
-      this.watcher.on('error', (e) => this.opts.log.warn({ err: e }, 'config directory watch error; polling continues'));
+      this.watcher = this.watchDir();
       // Until its first scan is done chokidar does not know the files, so it would not report
       // their removal; and anything changed between the first load and now must not wait a poll.
       // Bounded: a watcher that never gets ready (or a stop() meanwhile) must not block startup.
@@ -150,6 +150,25 @@ export class ConfigDirSource extends EventEmitter<ConfigSourceEvents> {
       this.schedule(0);
     }
     return this.current;
+  }
+
+  private watchDir(): FSWatcher {
+    const w = watch(this.opts.dir, { ignoreInitial: true, depth: 1, followSymlinks: false });
+    w.on('all', () => this.schedule(this.opts.debounceMs ?? 100));
+    w.on('error', (e) => this.opts.log.warn({ err: e }, 'config directory watch error; polling continues'));
+    return w;
+  }
+
+  /**
+   * A directory removed and created again (or created after start) is a new inode: the watch
+   * of the old one reports nothing, and every edit would wait for the poll. Watch it anew.
+   */
+  private rewatch(): void {
+    this.dirGone = false;
+    if (!this.watcher || this.stopped) return;
+    const old = this.watcher;
+    this.watcher = this.watchDir();
+    void old.close();
   }
 
   async stop(): Promise<void> {
@@ -185,6 +204,7 @@ export class ConfigDirSource extends EventEmitter<ConfigSourceEvents> {
       snap = await readConfigDir(dir);
     } catch (e) {
       const err = e as NodeJS.ErrnoException;
+      if (err.code === 'ENOENT') this.dirGone = true;
       if (initial) {
         const missing = err.code === 'ENOENT';
         log[missing ? 'info' : 'error'](
@@ -200,6 +220,7 @@ export class ConfigDirSource extends EventEmitter<ConfigSourceEvents> {
       }
       return;
     }
+    if (this.dirGone) this.rewatch();
     if (snap.version === this.lastSeenVersion) return;
     this.lastSeenVersion = snap.version;
     const result = parseConfig(snap.data, snap.version);

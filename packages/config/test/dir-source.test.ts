@@ -188,6 +188,22 @@ test('a kubelet ConfigMap update (..data symlink swap) is applied through the fi
   assert.ok(configs.every((x) => x.upstreamNameservers.length > 0), 'no half-swapped state was published');
 });
 
+test('a directory removed and created again is watched anew: edits after it come through file events again', async (t) => {
+  const dir = await tempDir(t);
+  await writeKubeletConfigMap(dir, { upstreamNameservers: '["8.8.8.8"]' });
+  const { source } = await startSource(t, { dir, periodMs: 60_000 });
+  await rm(dir, { recursive: true, force: true });
+  await source.reload(); // the poll finds it gone
+  await writeKubeletConfigMap(dir, { upstreamNameservers: '["9.9.9.9"]' });
+  await source.reload(); // and back
+  assert.deepEqual(upstreams(source.config), ['9.9.9.9']);
+  // the poll period is far beyond the wait: only a watch of the new directory can deliver this
+  await new Promise((r) => setTimeout(r, 500)); // the new watch's first scan
+  const applied = nextEvent<KubeDnsConfig>(source, 'config', (c) => upstreams(c).includes('7.7.7.7'), 10_000);
+  await writeKubeletConfigMap(dir, { upstreamNameservers: '["7.7.7.7"]' });
+  await applied;
+});
+
 test('with file events off, the poll alone picks a change up', async (t) => {
   const dir = await tempDir(t);
   await writeKubeletConfigMap(dir, { upstreamNameservers: '["8.8.8.8"]' });
