@@ -210,7 +210,7 @@ export async function startKubeDns(o: KubeDnsOptions, x: StartExtras): Promise<K
       const serial = new SerialClock(zone);
       Object.defineProperty(resolveOpts, 'serial', { get: () => serial.current(), enumerable: true, configurable: true });
       resolveOpts.dynamicSerial = true;
-      transfer = new ZoneTransfer({ zone, cluster: resolveOpts, external: resolveOpts.external ?? [], log, registry: metrics.registry });
+      transfer = new ZoneTransfer({ zone, cluster: resolveOpts, external: resolveOpts.external ?? [], log, registry: metrics.registry, serialClock: serial });
       handler?.cache.clear(); // apex SOA answers cached with the fixed serial
     }
     transfer?.setAcl(acl);
@@ -289,7 +289,13 @@ export async function startKubeDns(o: KubeDnsOptions, x: StartExtras): Promise<K
   );
   void forwarder.startLoopChecks();
   // ConfigMap keys over the zone flags (zones/live.ts): now, and on every change of the ConfigMap
-  liveZones = new LiveZoneOptions({ flags: zo, resolveOpts, log, clearCache: () => handler.cache.clear(), setTransfer });
+  // an option that changes answers changes the zone's content: a new generation (and SOA serial,
+  // so secondaries transfer it again), and cached answers go
+  const optionsChanged = () => {
+    zone.bumpGeneration();
+    handler.cache.clear();
+  };
+  liveZones = new LiveZoneOptions({ flags: zo, resolveOpts, log, clearCache: optionsChanged, setTransfer });
   liveZones.apply(config.zoneOverrides);
 
   // --- HTTP

@@ -20,19 +20,46 @@ test('ACL: CIDRs and single IPs allow, IPv4-mapped IPv6 counts as IPv4, only IP 
   assert.deepEqual(acl.notify.map((n) => `${n.host}:${n.port}`), ['192.0.2.53:5353', '2001:db8::53:53']);
 });
 
-test('serial: unchanged without a change; grows on every change, even twice in the same second', () => {
+test('serial: unchanged without a change; a change moves it to the clock, at most once a second; it never runs ahead of the clock', () => {
   const zone = { generation: 1, depGeneration: () => 0 };
   let now = 1_800_000_000_000;
-  const s = new SerialClock(zone, () => now);
+  let mono = 0;
+  const s = new SerialClock(zone, () => now, () => mono);
   assert.equal(s.current(), 1_800_000_000);
   assert.equal(s.current(), 1_800_000_000);
+  now += 1000;
+  mono += 1000;
   zone.generation = 2;
-  assert.equal(s.current(), 1_800_000_001, 'same second: +1');
+  assert.equal(s.current(), 1_800_000_001, 'a change a second later: the clock');
+  // a burst of changes within the second waits for the next serial
+  now += 300;
+  mono += 300;
   zone.generation = 3;
-  assert.equal(s.current(), 1_800_000_002);
-  now += 3_600_000;
-  zone.generation = 4;
-  assert.equal(s.current(), 1_800_003_600, 'an hour later: the clock');
+  assert.equal(s.current(), 1_800_000_001, 'within the interval: the serial waits');
+  now += 700;
+  mono += 700;
+  assert.equal(s.current(), 1_800_000_002, 'then moves, with no other change needed');
+  // a thousand changes over ten seconds: the serial is the clock, not the count of changes
+  for (let i = 0; i < 1000; i++) {
+    now += 10;
+    mono += 10;
+    zone.generation++;
+    s.current();
+  }
+  assert.ok(s.current() <= Math.floor(now / 1000), `${s.current()} is not ahead of the clock ${Math.floor(now / 1000)}`);
+  // so a restart (a new clock, from the time) does not go back
+  const restarted = new SerialClock(zone, () => now + 5000, () => 0);
+  assert.ok(restarted.current() > s.current());
+  // a slower pace (transfers are expensive: transfer.ts): one serial per interval
+  s.minIntervalMs = 10_000;
+  const before = s.current();
+  zone.generation++;
+  mono += 5000;
+  now += 5000;
+  assert.equal(s.current(), before, 'within the slower pace: the change waits');
+  mono += 5000;
+  now += 5000;
+  assert.equal(s.current(), Math.floor(now / 1000), 'then the clock');
 });
 
 test('AXFR content: SOA first and last, ExternalName CNAME, no pod names, nothing twice', () => {

@@ -45,3 +45,11 @@ export function encodeTransfer(id: number, zoneName: string, records: Answer[], 
   framed.add(out);
   return out;
 }
+
+/** A copy of a framed transfer with every message's ID set to `id` (the original may still be being written). */
+export function withTransferId(transfer: Buffer, id: number): Buffer {
+  const out = Buffer.from(transfer);
+  for (let off = 0; off + 4 <= out.length; off += 2 + out.readUInt16BE(off)) out.writeUInt16BE(id, off + 2);
+  framed.add(out);
+  return out;
+}

@@ -1,7 +1,14 @@
 // Zone transfer (--transfer-to): AXFR of the cluster zone and the external zones over TCP to the
 // listed addresses, REFUSED (and counted) for anything else; NOTIFY to the listed IPs when the
-// zones changed (checked once a second, so a burst of updates is one NOTIFY).
+// serial moved (checked once a second, so a burst of updates is one NOTIFY).
+//
+// A transfer is built once per zone and serial and kept: every secondary that comes for that
+// serial gets the same bytes (its ID set), and the build, which runs on the event loop (1 s for
+// a zone of 20,000 Services), is not repeated per secondary. The serial then moves at most once
+// per ten builds' time (serial.ts), so transfers take at most a tenth of the loop under churn;
+// secondaries lag as much, and a change waits at most that long for its serial.
 import { Buffer } from 'node:buffer';
+import { performance } from 'node:perf_hooks';
 import client, { type Registry } from 'prom-client';
 import type { Logger } from '@kube-dns/config';
 import type { Transport } from '@kube-dns/dns-client';
@@ -12,7 +19,7 @@ import { encodeRcode } from '../server/encode.js';
 import { RCODE, type ParsedQuery } from '../server/wire.js';
 import type { ExternalZone } from '../zones/external.js';
 import { allowed, type TransferAcl } from './acl.js';
-import { encodeTransfer } from './messages.js';
+import { encodeTransfer, withTransferId } from './messages.js';
 import { Notifier } from './notify.js';
 import { clusterZoneRecords, externalZoneRecords } from './records.js';
 
@@ -29,20 +36,28 @@ export interface ZoneTransferOptions {
   registry: Registry;
   /** How often to look for changes to notify about (default 1 s). */
   checkEveryMs?: number;
+  /** The serial's pace, raised when builds are expensive. */
+  serialClock?: { minIntervalMs: number };
 }
+
+/** The serial moves at most once per this many builds' time, and at least a second apart, at most a minute. */
+const BUILDS_PER_SERIAL = 10;
+const MAX_SERIAL_INTERVAL_MS = 60_000;
 
 export class ZoneTransfer {
   private readonly notifier: Notifier;
   private transfers!: client.Counter<'zone'>;
   private refused!: client.Counter<'reason'>;
   private timer: NodeJS.Timeout | undefined;
-  private notifiedGen: number;
+  private notifiedSerial: number;
+  /** The last transfer built per question (zone name as asked, AXFR/IXFR), for its serial. */
+  private readonly built = new Map<string, { serial: number; framed: Buffer; records: number }>();
   private acl: TransferAcl | undefined;
   private metricsReady = false;
 
   constructor(private readonly o: ZoneTransferOptions) {
     this.notifier = new Notifier(o.log);
-    this.notifiedGen = o.zone.generation;
+    this.notifiedSerial = o.cluster.serial;
   }
 
   /**
@@ -102,22 +117,28 @@ export class ZoneTransfer {
     if (transport !== 'tcp') return refuse('udp');
     if (!allowed(this.acl, address)) return refuse('address');
     const name = q.lname;
-    let records;
-    if (name === this.o.cluster.zone) records = clusterZoneRecords(this.o.zone, this.o.cluster);
-    else {
-      const ez = this.o.external.find((z) => z.name === name);
-      if (!ez) return refuse('zone');
-      records = externalZoneRecords(this.o.zone, ez);
+    const ez = name === this.o.cluster.zone ? undefined : this.o.external.find((z) => z.name === name);
+    if (name !== this.o.cluster.zone && !ez) return refuse('zone');
+    const serial = this.o.cluster.serial; // first: a serial due moves before the build reads it
+    const key = `${q.name}/${q.qtype}`;
+    let t = this.built.get(key);
+    if (!t || t.serial !== serial) {
+      const started = performance.now();
+      const records = ez ? externalZoneRecords(this.o.zone, ez) : clusterZoneRecords(this.o.zone, this.o.cluster);
+      t = { serial, framed: encodeTransfer(q.id, q.name, records, q.qtype === TYPE_IXFR ? 'IXFR' : 'AXFR'), records: records.length };
+      this.built.set(key, t);
+      const ms = performance.now() - started;
+      if (this.o.serialClock) this.o.serialClock.minIntervalMs = Math.min(MAX_SERIAL_INTERVAL_MS, Math.max(1000, BUILDS_PER_SERIAL * ms));
     }
     this.transfers.inc({ zone: name });
-    this.o.log.info({ client: address, zone: name, records: records.length, serial: this.o.cluster.serial }, 'zone transfer');
-    return encodeTransfer(q.id, q.name, records, q.qtype === TYPE_IXFR ? 'IXFR' : 'AXFR');
+    this.o.log.info({ client: address, zone: name, records: t.records, serial }, 'zone transfer');
+    return withTransferId(t.framed, q.id);
   }
 
   private check(): void {
-    const g = this.o.zone.generation;
-    if (g === this.notifiedGen) return;
-    this.notifiedGen = g;
+    const s = this.o.cluster.serial; // reading it moves it when a change is due
+    if (s === this.notifiedSerial) return;
+    this.notifiedSerial = s;
     const zones = [{ name: this.o.cluster.zone, opts: this.o.cluster }, ...this.o.external];
     for (const z of zones) {
       const record = soa(z.name, z.opts);

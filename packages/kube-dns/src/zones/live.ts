@@ -14,7 +14,7 @@ export interface LiveZoneTargets {
   flags: ZoneOptions;
   resolveOpts: ResolveOptions;
   log: Logger;
-  /** Cached answers were computed under the old options: forget them. */
+  /** Answers change (a new zone generation and serial); cached ones were computed under the old options. */
   clearCache(): void;
   /** Transfers on (with this ACL) or off. */
   setTransfer(acl: TransferAcl | undefined): void;
