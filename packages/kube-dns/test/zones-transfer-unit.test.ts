@@ -1,8 +1,12 @@
-// The pure parts of zone transfer: who is allowed, the serial, and the AXFR content.
+// The parts of zone transfer: who is allowed, the serial, the AXFR content, NOTIFY acknowledgements.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { createSocket } from 'node:dgram';
+import { silentLogger } from '@kube-dns/config';
 import { allowed, parseTransferTo } from '../src/transfer/acl.js';
 import { SerialClock } from '../src/transfer/serial.js';
+import { Notifier } from '../src/transfer/notify.js';
+import { soa } from '../src/resolve/answers.js';
 import { clusterZoneRecords } from '../src/transfer/records.js';
 import { Zone } from '../src/records/zone.js';
 import type { ResolveOptions } from '../src/resolve/types.js';
@@ -73,4 +77,40 @@ test('AXFR content: SOA first and last, ExternalName CNAME, no pod names, nothin
   for (const want of ['a.ns.svc.cluster.local A 10.0.0.1', '_h._tcp.a.ns.svc.cluster.local SRV 80', 'x.ns.svc.cluster.local CNAME example.org']) assert.ok(rrs.includes(want), `${want} in ${rrs.join('\n')}`);
   assert.equal(new Set(rrs).size, rrs.length - 1, 'only the SOA twice');
   assert.ok(!rrs.some((r) => r.includes('.pod.')));
+});
+
+test('NOTIFY: acknowledged only by an answer from the secondary; a REFUSED one is a failure, not retried', async (t) => {
+  // a secondary that answers with `rcode`, from its own socket or from another one
+  const secondary = async (rcode: number, fromElsewhere = false) => {
+    const s = createSocket('udp4');
+    const other = createSocket('udp4');
+    let got = 0;
+    s.on('message', (msg, r) => {
+      got++;
+      const reply = Buffer.from(msg.subarray(0, 12));
+      reply[2] = reply[2]! | 0x80;
+      reply[3] = rcode;
+      reply.writeUInt16BE(0, 4); // no question echoed: enough for the notifier
+      (fromElsewhere ? other : s).send(reply, r.port, r.address);
+    });
+    await new Promise<void>((r) => s.bind(0, '127.0.0.1', () => r()));
+    await new Promise<void>((r) => other.bind(0, '127.0.0.1', () => r()));
+    t.after(() => {
+      s.close();
+      other.close();
+    });
+    return { port: s.address().port, got: () => got };
+  };
+  const refusing = await secondary(5);
+  const spoofed = await secondary(0, true);
+  const good = await secondary(0);
+  const n = new Notifier(silentLogger());
+  t.after(() => n.stop());
+  const record = soa('cluster.local', { zone: 'cluster.local', ttl: 30, pods: 'insecure', serial: 1 });
+  for (const s of [refusing, spoofed, good]) n.notify({ host: '127.0.0.1', port: s.port, family: 4, raw: '' }, 'cluster.local', record);
+  await new Promise((r) => setTimeout(r, 1500)); // past one retry
+  assert.equal(n.stats.acknowledged, 1, 'only the good secondary');
+  assert.equal(n.stats.failed, 1, 'the refusing one, at once');
+  assert.equal(refusing.got(), 1, 'a refusal is not retried');
+  assert.ok(spoofed.got() >= 2, 'an answer from elsewhere does not count: retried');
 });

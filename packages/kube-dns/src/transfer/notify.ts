@@ -6,6 +6,12 @@ import * as dnsPacket from 'dns-packet';
 import type { Logger, Nameserver } from '@kube-dns/config';
 
 const OPCODE_NOTIFY = 4;
+
+/** An address as compared: lower case, an IPv4-mapped IPv6 address as its IPv4. */
+const normalizeHost = (a: string): string => {
+  const l = a.toLowerCase();
+  return l.startsWith('::ffff:') && l.includes('.') ? l.slice(7) : l;
+};
 const TRIES = 5;
 const RETRY_MS = 1000;
 
@@ -18,8 +24,8 @@ export interface NotifyStats {
 export class Notifier {
   readonly stats: NotifyStats = { sent: 0, acknowledged: 0, failed: 0 };
   private readonly sockets = new Map<4 | 6, Socket>();
-  /** id → what to do when the answer comes */
-  private readonly waiting = new Map<number, () => void>();
+  /** id → what to do when the answer comes (its rcode), and from where it must come */
+  private readonly waiting = new Map<number, { from: Nameserver; answered: (rcode: number) => void }>();
   private stopped = false;
 
   constructor(private readonly log: Logger) {}
@@ -28,9 +34,13 @@ export class Notifier {
     let s = this.sockets.get(family);
     if (!s) {
       s = createSocket(family === 4 ? 'udp4' : 'udp6');
-      s.on('message', (msg) => {
+      s.on('message', (msg, rinfo) => {
         if (msg.length < 12) return;
-        this.waiting.get(msg.readUInt16BE(0))?.();
+        const w = this.waiting.get(msg.readUInt16BE(0));
+        // an answer (QR) to a NOTIFY, from the secondary it was sent to (RFC 1996 3.8)
+        if (!w || !(msg[2]! & 0x80) || ((msg[2]! >> 3) & 0xf) !== OPCODE_NOTIFY) return;
+        if (rinfo.port !== w.from.port || normalizeHost(rinfo.address) !== normalizeHost(w.from.host)) return;
+        w.answered(msg[3]! & 0xf);
       });
       s.on('error', (e) => this.log.warn({ err: e.message }, 'NOTIFY socket error'));
       s.unref();
@@ -67,10 +77,19 @@ export class Notifier {
       timer = setTimeout(send, RETRY_MS);
       timer.unref();
     };
-    this.waiting.set(id, () => {
-      clearTimeout(timer);
-      this.waiting.delete(id);
-      this.stats.acknowledged++;
+    this.waiting.set(id, {
+      from: to,
+      answered: (rcode) => {
+        clearTimeout(timer);
+        this.waiting.delete(id);
+        if (rcode === 0) {
+          this.stats.acknowledged++;
+          return;
+        }
+        // REFUSED (we are not its primary, or its ACL) or NOTAUTH: trying again will not help
+        this.stats.failed++;
+        this.log.warn({ zone, to: `${to.host}:${to.port}`, rcode }, 'NOTIFY refused by the secondary; it will refresh on its SOA timer only');
+      },
     });
     send();
   }
