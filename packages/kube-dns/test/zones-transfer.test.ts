@@ -98,6 +98,17 @@ test('the BIND secondary follows a live ignoreEmptyService change too (a new ser
   await eventually(async () => assert.equal((await c.ask(`lonely.default.svc.${Z}`, 'A')).packet.rcode, 'NOERROR'), 10_000, 100);
 });
 
+test('IXFR from a secondary at our serial is our SOA alone; from an older one the whole zone; over UDP the SOA alone', async () => {
+  const serial = Number((await dig(c.dns.dnsPort, Z, 'SOA', '+short')).split(/\s+/)[2]);
+  const records = (out: string) => out.split('\n').filter((l) => l && !l.startsWith(';')).map((l) => l.split(/\s+/)[3]);
+  assert.deepEqual(records(await dig(c.dns.dnsPort, Z, `IXFR=${serial}`)), ['SOA'], 'up to date: nothing to send');
+  const older = records(await dig(c.dns.dnsPort, Z, `IXFR=${serial - 1}`));
+  assert.ok(older.length > 5 && older[0] === 'SOA' && older.at(-1) === 'SOA', older.join(' '));
+  const udp = await dig(c.dns.dnsPort, Z, `IXFR=${serial - 1}`, '+notcp');
+  assert.match(udp, /SERVER: .*\(UDP\)/);
+  assert.deepEqual(records(udp), ['SOA'], 'over UDP: the SOA, so the secondary comes over TCP');
+});
+
 test('REFUSED and counted: AXFR over UDP, for a zone that is not ours', async () => {
   const udp = await c.ask(Z, 'AXFR' as never); // dig always takes TCP for AXFR: ask over UDP ourselves
   assert.equal(udp.packet.rcode, 'REFUSED');

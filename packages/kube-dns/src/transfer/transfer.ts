@@ -9,6 +9,7 @@
 // secondaries lag as much, and a change waits at most that long for its serial.
 import { Buffer } from 'node:buffer';
 import { performance } from 'node:perf_hooks';
+import * as dnsPacket from 'dns-packet';
 import client, { type Registry } from 'prom-client';
 import type { Logger } from '@kube-dns/config';
 import type { Transport } from '@kube-dns/dns-client';
@@ -106,7 +107,11 @@ export class ZoneTransfer {
     });
   }
 
-  /** The reply to an AXFR/IXFR question: the whole zone as framed TCP messages, or REFUSED. */
+  /**
+   * The reply to an AXFR/IXFR question: the whole zone as framed TCP messages, or REFUSED. An
+   * IXFR from a secondary already at our serial gets our SOA alone (RFC 1995 4), over UDP too
+   * (RFC 1995 2: UDP is allowed, and a reply that would not fit is the SOA alone).
+   */
   answer(query: Buffer, q: ParsedQuery, transport: Transport, address: string | undefined): Buffer {
     const refuse = (reason: RefusedReason): Buffer => {
       if (this.metricsReady) this.refused.inc({ reason });
@@ -114,12 +119,18 @@ export class ZoneTransfer {
       return encodeRcode(query, q, RCODE.REFUSED);
     };
     if (!this.acl) return refuse('off');
-    if (transport !== 'tcp') return refuse('udp');
+    const ixfr = q.qtype === TYPE_IXFR;
+    if (transport !== 'tcp' && !ixfr) return refuse('udp');
     if (!allowed(this.acl, address)) return refuse('address');
     const name = q.lname;
     const ez = name === this.o.cluster.zone ? undefined : this.o.external.find((z) => z.name === name);
     if (name !== this.o.cluster.zone && !ez) return refuse('zone');
     const serial = this.o.cluster.serial; // first: a serial due moves before the build reads it
+    if (ixfr && (transport !== 'tcp' || serialAtLeast(clientSerial(query), serial))) {
+      const record = soa(q.name, ez ? ez.opts : this.o.cluster);
+      if (transport === 'tcp') return encodeTransfer(q.id, q.name, [record], 'IXFR'); // framed, one message
+      return Buffer.from(dnsPacket.encode({ type: 'response', id: q.id, flags: dnsPacket.AUTHORITATIVE_ANSWER, questions: [{ name: q.name, type: 'IXFR', class: 'IN' }], answers: [record] }));
+    }
     const key = `${q.name}/${q.qtype}`;
     let t = this.built.get(key);
     if (!t || t.serial !== serial) {
@@ -150,4 +161,19 @@ export class ZoneTransfer {
     clearInterval(this.timer);
     this.notifier.stop();
   }
+}
+
+/** The serial of the SOA an IXFR question carries in its authority section (undefined: none). */
+function clientSerial(query: Buffer): number | undefined {
+  try {
+    const soaRecord = dnsPacket.decode(query).authorities?.find((a) => a.type === 'SOA');
+    return (soaRecord?.data as { serial?: number } | undefined)?.serial;
+  } catch {
+    return undefined;
+  }
+}
+
+/** a >= b in serial number arithmetic (RFC 1982). */
+function serialAtLeast(a: number | undefined, b: number): boolean {
+  return a !== undefined && (a === b || ((a - b) >>> 0) < 0x80000000);
 }
