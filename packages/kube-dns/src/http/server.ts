@@ -17,6 +17,8 @@ export interface HttpSources {
   registry: Registry;
   metricsPath?: string;
   version: string;
+  /** /cache listings written at once (default 2) and how long one may wait for its reader (default 30 s). */
+  cacheListings?: { max?: number; stalledMs?: number };
 }
 
 /**
@@ -44,9 +46,23 @@ export function createHttpApp(src: HttpSources): express.Express {
   app.get('/healthz', (_req, res) => {
     reply(res, 200, TEXT, `ok (${new Date().toISOString()})\n`);
   });
+  // Each listing takes its slices of the event loop in turn with DNS: K at once took K slices
+  // per turn (100 of them stalled DNS 300 ms). So at most a couple at a time, and a reader that
+  // stops reading for stalledMs is cut off, or 200 of them held the port for good.
+  const maxListings = src.cacheListings?.max ?? 2;
+  const stalledMs = src.cacheListings?.stalledMs ?? 30_000;
+  let listings = 0;
   app.get('/cache', (_req, res) => {
+    if (listings >= maxListings) {
+      res.setHeader('Retry-After', '5');
+      reply(res, 503, TEXT, `busy: ${listings} /cache listings are being written; try again\n`);
+      return;
+    }
+    listings++;
     res.setHeader('Content-Type', 'application/json; charset=utf-8');
-    streamPieces(src.dump(), res).catch((e: unknown) => res.destroy(e as Error));
+    streamPieces(src.dump(), res, stalledMs)
+      .catch((e: unknown) => res.destroy(e as Error))
+      .finally(() => listings--);
   });
   app.get('/version', (_req, res) => {
     reply(res, 200, 'application/json; charset=utf-8', JSON.stringify({ version: src.version }));
@@ -70,9 +86,10 @@ const WRITE_BYTES = 64 * 1024;
  * Writes a large body taken from `pieces` without holding the event loop: it takes pieces for at
  * most SLICE_MS, writes them, waits for 'drain' when the socket buffer is full (a slow reader costs
  * one buffer of memory, not the whole body), then yields with setImmediate so that UDP/TCP reads
- * run in between. Stops when the client goes away.
+ * run in between. Stops when the client goes away, and closes it when it has not taken a buffer
+ * for `stalledMs`.
  */
-async function streamPieces(pieces: Iterable<string>, res: Writable): Promise<void> {
+async function streamPieces(pieces: Iterable<string>, res: Writable, stalledMs: number): Promise<void> {
   let gone = false;
   const onClose = (): void => {
     gone = true;
@@ -101,10 +118,15 @@ async function streamPieces(pieces: Iterable<string>, res: Writable): Promise<vo
       if (!more) {
         await new Promise<void>((r) => {
           const go = (): void => {
+            clearTimeout(stalled);
             res.off('drain', go);
             res.off('close', go);
             r();
           };
+          const stalled = setTimeout(() => {
+            res.destroy();
+            go();
+          }, stalledMs);
           res.on('drain', go);
           res.on('close', go);
         });
