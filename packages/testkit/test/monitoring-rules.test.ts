@@ -161,7 +161,19 @@ const CASES: Case[] = [
     series: [[`kubedns_config_rejects_total{${KUBEDNS}}`, '1x80'], [`process_start_time_seconds{${KUBEDNS}}`, '0x80']],
     at: '70m', fires: [],
   },
-  { alert: 'KubeDNSEventLoopStalled', why: '2 s stalls for 20 minutes', series: [[`kubedns_event_loop_delay_max_seconds{${KUBEDNS}}`, '2x20']], at: '20m', fires: [podLabels] },
+  {
+    // 10 of 6,000 samples a minute over 1 s: the p99 stays low, the stalls are there. (Not the
+    // max gauge: a read resets it, so a second scraper or a curl would hide stalls from this one.)
+    alert: 'KubeDNSEventLoopStalled', why: '2 s stalls for 20 minutes',
+    series: [
+      [`kubedns_event_loop_delay_seconds_bucket{${KUBEDNS},le="0.01"}`, '0+5990x20'],
+      [`kubedns_event_loop_delay_seconds_bucket{${KUBEDNS},le="1"}`, '0+5990x20'],
+      [`kubedns_event_loop_delay_seconds_bucket{${KUBEDNS},le="+Inf"}`, '0+6000x20'],
+      [`kubedns_event_loop_delay_seconds_count{${KUBEDNS}}`, '0+6000x20'],
+      [`kubedns_event_loop_delay_max_seconds{${KUBEDNS}}`, '0x20'],
+    ],
+    at: '20m', fires: [podLabels],
+  },
   {
     alert: 'KubeDNSEventLoopStalled', why: 'p99 delay ~240 ms',
     series: [
@@ -176,7 +188,9 @@ const CASES: Case[] = [
     series: [
       [`kubedns_event_loop_delay_max_seconds{${KUBEDNS}}`, '0.05x20'],
       [`kubedns_event_loop_delay_seconds_bucket{${KUBEDNS},le="0.01"}`, '0+50x20'],
+      [`kubedns_event_loop_delay_seconds_bucket{${KUBEDNS},le="1"}`, '0+50x20'],
       [`kubedns_event_loop_delay_seconds_bucket{${KUBEDNS},le="+Inf"}`, '0+50x20'],
+      [`kubedns_event_loop_delay_seconds_count{${KUBEDNS}}`, '0+50x20'],
     ],
     at: '20m', fires: [],
   },

@@ -312,7 +312,7 @@ class EventLoopDelay {
     const takeMax = () => this.takeMax();
     new client.Gauge({
       name: 'kubedns_event_loop_delay_max_seconds',
-      help: 'The longest event-loop delay since the previous scrape.',
+      help: 'The longest event-loop delay since the previous scrape (by any scraper: a read resets it; alert on the kubedns_event_loop_delay_seconds histogram).',
       registers: [r],
       collect() {
         this.set(takeMax());
