@@ -115,3 +115,22 @@ test('names are sorted across sort slices; changes between pieces leave valid JS
   const want = ['aaa/first', ...names.filter((n) => n !== 's999').sort().map((n) => `big/${n}`)];
   assert.deepEqual(listed.filter((x) => !x.startsWith('zzz/')), want);
 });
+
+test('a headless service with thousands of endpoints is listed in batches, with pause points between them, and whole', () => {
+  const z = zoneWith(headless('db', 'big'));
+  const n = 2000;
+  z.setSlice(slice('db', 'big-1', 'big', Array.from({ length: n }, (_, i) => ep(`10.7.${i >> 8}.${i & 255}`)), [port('pg', 5432)]));
+  const pieces = [...dumpJson(z, OPTS)];
+  // the pieces that belong to the service: from its head to its closing
+  const start = pieces.findIndex((p) => p.includes('"name":"big"'));
+  const end = pieces.findIndex((p, i) => i >= start && p.endsWith(']}'));
+  assert.ok(end - start >= 2 * Math.ceil(n / 256), `${end - start + 1} pieces for ${n} endpoints: no pause inside the service`);
+  // (a piece may hold one question's answers at the service's own name: A, SRV, each named port's SRV)
+  const whole = pieces.slice(start, end + 1).join('').length;
+  assert.ok(Math.max(...pieces.map((p) => p.length)) < whole / 3, 'no piece holds a third of the service');
+  const d = JSON.parse(pieces.join('')) as ZoneDump;
+  const records = d.services.find((s) => s.name === 'big')!.records;
+  assert.equal(records.filter((r) => r.type === 'A' && r.name === `big.db.svc.${ZN}`).length, n);
+  assert.equal(records.filter((r) => r.type === 'A' && r.name !== `big.db.svc.${ZN}`).length, n, 'every endpoint name');
+  assert.equal(records.filter((r) => r.type === 'PTR').length, n);
+});

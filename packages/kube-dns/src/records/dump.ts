@@ -5,8 +5,9 @@
 // SOA/NS, dns-version) are not listed; pods (--pods=verified) are listed as the zone holds them.
 //
 // The JSON is produced piece by piece by a generator so that the HTTP layer can interleave it
-// with DNS queries: between two pieces the work done is bounded (one service's questions, or
-// sorting at most SORT_SLICE names), however large the zone. A piece may be '' (work done,
+// with DNS queries: between two pieces the work done is bounded (a service's questions, at most
+// TARGETS_PER_BATCH endpoints' of a headless one, or sorting at most SORT_SLICE names), however
+// large the zone. A piece may be '' (work done,
 // nothing to write): a point where the caller may pause.
 import type { Answer } from 'dns-packet';
 import { resolve } from '../resolve/resolve.js';
@@ -68,34 +69,70 @@ function namedPortPrefixes(zone: Zone, e: ServiceEntry, zoneName: string): strin
   return [...out];
 }
 
-/** Every record of one service, as the resolver answers for it. */
-export function serviceRecords(zone: Zone, e: ServiceEntry, opts: ResolveOptions): DumpRecord[] {
+/** SRV targets or addresses asked between two pause points of one service's listing. */
+const TARGETS_PER_BATCH = 256;
+
+/**
+ * Every record of one service, as the resolver answers for it, in batches: a headless service
+ * may have thousands of endpoints (20,000 held the event loop 0.3-0.5 s in one piece), so its
+ * target and PTR questions are asked TARGETS_PER_BATCH at a time, a pause point between batches.
+ */
+export function* serviceRecordBatches(zone: Zone, e: ServiceEntry, opts: ResolveOptions): Generator<DumpRecord[]> {
   const fqdn = zone.fqdn(e, opts.zone);
-  const answers: Answer[] = [];
-  const addresses = (name: string): Answer[] => [...ask(zone, name, 'A', opts), ...ask(zone, name, 'AAAA', opts)];
-  answers.push(...addresses(fqdn));
+  let answers: Answer[] = [];
+  const ips = new Set<string>();
+  const take = (list: Answer[]): void => {
+    for (const a of list) {
+      answers.push(a);
+      if (a.type === 'A' || a.type === 'AAAA') ips.add((a as { data: string }).data);
+    }
+  };
+  const addresses = (name: string): void => {
+    take(ask(zone, name, 'A', opts));
+    take(ask(zone, name, 'AAAA', opts));
+  };
+  const batch = (): DumpRecord[] => {
+    const out = answers.map(toRecord);
+    answers = [];
+    return out;
+  };
+  addresses(fqdn);
   if (e.info.kind === 'ExternalName') {
-    answers.push(...ask(zone, fqdn, 'CNAME', opts));
-    return answers.map(toRecord);
+    take(ask(zone, fqdn, 'CNAME', opts));
+    yield batch();
+    return;
   }
+  yield batch(); // each question at the service's own name answers for every endpoint: one at a time
   const srvAtName = ask(zone, fqdn, 'SRV', opts);
-  answers.push(...srvAtName);
-  for (const prefix of namedPortPrefixes(zone, e, opts.zone)) answers.push(...ask(zone, `${prefix}.${fqdn}`, 'SRV', opts));
+  take(srvAtName);
+  yield batch();
+  for (const prefix of namedPortPrefixes(zone, e, opts.zone)) {
+    take(ask(zone, `${prefix}.${fqdn}`, 'SRV', opts));
+    yield batch();
+  }
   // The names this service owns: its own, and (headless) every endpoint's, which the SRV targets list.
   const owned = new Set([fqdn]);
+  let n = 0;
   for (const s of srvAtName) {
     const target = (s as { data: { target: string } }).data.target;
     if (owned.has(target)) continue;
     owned.add(target);
-    answers.push(...addresses(target));
+    addresses(target);
+    if (++n % TARGETS_PER_BATCH === 0) yield batch();
   }
-  const ips = new Set<string>();
-  for (const a of answers) if (a.type === 'A' || a.type === 'AAAA') ips.add((a as { data: string }).data);
+  yield batch();
+  n = 0;
   for (const ip of ips) {
     // An IP can belong to several services: list only the PTRs that point into this one.
     for (const p of ask(zone, ipToReverseName(ip), 'PTR', opts)) if (owned.has((p as { data: string }).data)) answers.push(p);
+    if (++n % TARGETS_PER_BATCH === 0) yield batch();
   }
-  return answers.map(toRecord);
+  yield batch();
+}
+
+/** Every record of one service, as the resolver answers for it. */
+export function serviceRecords(zone: Zone, e: ServiceEntry, opts: ResolveOptions): DumpRecord[] {
+  return [...serviceRecordBatches(zone, e, opts)].flat();
 }
 
 /** Names sorted lazily: slices of SORT_SLICE sorted one per step, then merged as they are taken. */
@@ -155,8 +192,23 @@ export function* dumpJson(zone: Zone, opts: ResolveOptions): Generator<string> {
         yield '';
         continue;
       }
-      const s: DumpService = { namespace: ns, name: e.info.name, kind: e.info.kind, records: serviceRecords(zone, e, opts) };
-      yield `${first ? '' : ','}\n${JSON.stringify(s)}`;
+      // JSON.stringify of the DumpService, written a batch of records at a time
+      const head: Omit<DumpService, 'records'> = { namespace: ns, name: e.info.name, kind: e.info.kind };
+      let piece = `${first ? '' : ','}\n${JSON.stringify(head).slice(0, -1)},"records":[`;
+      let firstRecord = true;
+      for (const records of serviceRecordBatches(zone, e, opts)) {
+        for (let k = 0; k < records.length; k++) {
+          piece += `${firstRecord ? '' : ','}${JSON.stringify(records[k])}`;
+          firstRecord = false;
+          if ((k + 1) % TARGETS_PER_BATCH === 0) {
+            yield piece;
+            piece = '';
+          }
+        }
+        yield piece;
+        piece = '';
+      }
+      yield `${piece}]}`;
       first = false;
     }
   }
