@@ -1,5 +1,5 @@
 // /cache's bounds, over real HTTP: a couple of listings at a time (each takes its slices of the
-// event loop in turn with DNS), and a reader that stops reading is cut off.
+// event loop in turn with DNS), and a reader that stops reading is cut off; methods and paths.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect, type Socket } from 'node:net';
@@ -48,4 +48,26 @@ test('/cache: two listings at a time, the next gets 503 with Retry-After; a read
   }
   assert.equal(ok.status, 200);
   assert.equal((JSON.parse(await ok.text()) as string[]).length, 400);
+});
+
+test('any method on the endpoints, as the original; HEAD /cache writes no listing; an unknown path is a plain 404', async (t) => {
+  let listings = 0;
+  const dump = function* (): Generator<string> {
+    listings++;
+    yield '[]';
+  };
+  const app = createHttpApp({ isSynced: () => true, dump, registry: new Registry(), version: 'test' });
+  const server: Server = await listenHttp(app, '127.0.0.1', 0, silentLogger(), 'test HTTP');
+  t.after(() => {
+    server.closeAllConnections();
+    server.close();
+  });
+  const url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+  const post = await fetch(`${url}/readiness`, { method: 'POST' });
+  assert.deepEqual([post.status, await post.text()], [200, 'ok\n']);
+  const head = await fetch(`${url}/cache`, { method: 'HEAD' });
+  assert.equal(head.status, 200);
+  assert.equal(listings, 0, 'HEAD built no listing');
+  const nope = await fetch(`${url}/nope`);
+  assert.deepEqual([nope.status, nope.headers.get('content-type'), await nope.text()], [404, 'text/plain; charset=utf-8', '404 page not found\n']);
 });

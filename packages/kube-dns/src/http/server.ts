@@ -39,11 +39,13 @@ const TEXT = 'text/plain; charset=utf-8';
 export function createHttpApp(src: HttpSources): express.Express {
   const app = express();
   app.disable('x-powered-by');
-  app.get('/readiness', (_req, res) => {
+  // Any method, as the original's Go handlers take it; anything else is Go's plain 404 (the
+  // sidecar's too), not express's HTML page.
+  app.all('/readiness', (_req, res) => {
     if (src.isSynced()) reply(res, 200, TEXT, 'ok\n');
     else reply(res, 503, TEXT, `not ready: ${src.notReadyReason?.() ?? 'waiting for the first sync with the API server'}\n`);
   });
-  app.get('/healthz', (_req, res) => {
+  app.all('/healthz', (_req, res) => {
     reply(res, 200, TEXT, `ok (${new Date().toISOString()})\n`);
   });
   // Each listing takes its slices of the event loop in turn with DNS: K at once took K slices
@@ -52,7 +54,13 @@ export function createHttpApp(src: HttpSources): express.Express {
   const maxListings = src.cacheListings?.max ?? 2;
   const stalledMs = src.cacheListings?.stalledMs ?? 30_000;
   let listings = 0;
-  app.get('/cache', (_req, res) => {
+  app.all('/cache', (req, res) => {
+    if (req.method === 'HEAD') {
+      // the headers alone: not a whole listing written for nothing
+      res.setHeader('Content-Type', 'application/json; charset=utf-8');
+      res.end();
+      return;
+    }
     if (listings >= maxListings) {
       res.setHeader('Retry-After', '5');
       reply(res, 503, TEXT, `busy: ${listings} /cache listings are being written; try again\n`);
@@ -64,16 +72,17 @@ export function createHttpApp(src: HttpSources): express.Express {
       .catch((e: unknown) => res.destroy(e as Error))
       .finally(() => listings--);
   });
-  app.get('/version', (_req, res) => {
+  app.all('/version', (_req, res) => {
     reply(res, 200, 'application/json; charset=utf-8', JSON.stringify({ version: src.version }));
   });
-  app.get(src.metricsPath ?? '/metrics', async (_req, res) => {
+  app.all(src.metricsPath ?? '/metrics', async (_req, res) => {
     try {
       reply(res, 200, src.registry.contentType, await src.registry.metrics());
     } catch (e) {
       reply(res, 500, TEXT, String(e));
     }
   });
+  app.use((_req, res) => reply(res, 404, TEXT, '404 page not found\n'));
   return app;
 }
 
