@@ -133,6 +133,16 @@ test('a TC reply cut short with its counts left is relayed as the question with 
   assert.equal(r.reply.id, 0x4242);
   assert.deepEqual(r.reply.questions?.map((q) => `${q.name} ${q.type}`), ['big.example.org A']);
   assert.equal(r.reply.answers?.length, 0);
+  // through the handler, to a client that sent EDNS: our OPT too, its DO echoed (RFC 6891 6.1.1),
+  // as when a whole reply does not fit
+  const zone = new Zone();
+  const handler = new DnsHandler({ zone, resolve: (n, ty, l) => resolve(zone, n, ty, OPTS, l), forwarder: f, isSynced: () => true, log: silentLogger() });
+  const edns = dnsPacket.decode((await handler.handle(buildQuery({ name: 'big.example.org', type: 'A', ednsUdpSize: 1232, dnssecOk: true }), 'udp')) as Buffer);
+  assert.ok(edns.flag_tc, 'TC set');
+  const opt = edns.additionals?.find((x) => x.type === 'OPT') as { udpPayloadSize?: number; flags?: number } | undefined;
+  assert.ok(opt, `an OPT record in ${JSON.stringify(edns.additionals)}`);
+  assert.equal(opt.udpPayloadSize, 1232);
+  assert.ok(((opt.flags ?? 0) & dnsPacket.DNSSEC_OK) !== 0, 'DO echoed');
 });
 
 test('the client gets its own spelling of the question back, whatever case the upstream answers in', async (t) => {

@@ -213,7 +213,7 @@ export class Forwarder {
       }
       const problem = replyProblem(reply, question);
       // a TC reply cut with its counts left as they were: the question with TC, the client retries over TCP
-      if (problem === 'truncated') return errorReply(query, clientId, reply[3]! & 0xf, qEnd, Flag.TC | Flag.RA);
+      if (problem === 'truncated') return errorReply(query, clientId, reply[3]! & 0xf, qEnd, Flag.TC | Flag.RA | (reply.readUInt16BE(2) & Flag.AA));
       if (problem) {
         st.downUntil = performance.now() + (this.opts.downRetryMs ?? DOWN_RETRY_MS);
         this.failed(key, st, problem, lname);

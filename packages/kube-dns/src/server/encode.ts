@@ -188,8 +188,12 @@ export function rcodeNumber(name: Rcode): number {
  * question with TC set, so the client retries over TCP, where the whole reply is relayed.
  */
 export function fitRelayed(reply: Buffer, query: Buffer, q: ParsedQuery, limit: number): Buffer {
-  if (reply.length <= limit || reply.length < 4) return reply;
+  if (reply.length < 12) return reply;
   const upstreamFlags = reply.readUInt16BE(2);
+  // the forwarder's own TC reply (an upstream's cut short: forward/forwarder.ts) is the question
+  // alone, without OPT: rebuilt below with ours when the client sent EDNS (RFC 6891 6.1.1)
+  const bareTc = (upstreamFlags & Flag.TC) !== 0 && q.edns !== undefined && reply.readUInt16BE(6) === 0 && reply.readUInt16BE(10) === 0;
+  if (reply.length <= limit && !bareTc) return reply;
   const out = encodeRcode(query, q, upstreamFlags & 0xf, (upstreamFlags & Flag.AA) !== 0, (upstreamFlags & Flag.RA) !== 0);
   out.writeUInt16BE(out.readUInt16BE(2) | Flag.TC, 2);
   return out;
