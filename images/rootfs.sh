@@ -80,6 +80,11 @@ kube-dns:x:1001:
 nogroup:x:65534:
 EOF
 printf 'passwd: files\ngroup: files\nhosts: files dns\n' >"$out/etc/nsswitch.conf"
+# The nanny's default -stateDir, writable whoever runs the image, as an emptyDir is (mode 0777;
+# podman gives a tmpfs mounted over an image directory that directory's mode): a pod spec without
+# the manifest's emptyDir there (the original's, images swapped) would otherwise stop the nanny.
+mkdir -p "$out/run/dnsmasq-nanny"
+chmod 0777 "$out/run/dnsmasq-nanny"
 
 # What went in, for the build log.
 echo "rootfs: $(du -sh "$out" | cut -f1) from packages: $(echo $pkgs)"

@@ -144,6 +144,11 @@ test('images: the kube-dns pod of manifests/kube-dns.yaml runs from the built im
         const present = await podman('run', '--rm', '--network', 'none', '--entrypoint', '/usr/local/bin/node', image, '-e',
           `const fs=require('fs');console.log(${JSON.stringify(['/bin/sh', '/usr/bin/bash', '/usr/bin/apt', '/usr/bin/apt-get', '/usr/bin/dpkg', '/usr/bin/perl', '/usr/bin/gcc', '/usr/bin/cc', '/usr/local/bin/npm', '/usr/local/bin/npx', '/usr/local/bin/corepack'])}.filter(p=>fs.existsSync(p)).join(' '))`);
         assert.equal(present, '', `${image} holds ${present}`);
+        // the nanny's default -stateDir, for a pod spec without the manifest's emptyDir there (the
+        // original's, images swapped): writable by the image's user, or the nanny stops at start
+        const writable = await podman('run', '--rm', '--network', 'none', '--entrypoint', '/usr/local/bin/node', image, '-e',
+          `const fs=require('fs');try{fs.accessSync('/run/dnsmasq-nanny',fs.constants.W_OK);console.log('writable')}catch(e){console.log(e.code)}`);
+        assert.equal(writable, 'writable', `${image}: /run/dnsmasq-nanny`);
       }
     });
 
