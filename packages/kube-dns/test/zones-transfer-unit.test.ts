@@ -10,6 +10,7 @@ import { soa } from '../src/resolve/answers.js';
 import { clusterZoneRecords } from '../src/transfer/records.js';
 import { Zone } from '../src/records/zone.js';
 import type { ResolveOptions } from '../src/resolve/types.js';
+import { clusterIP } from './resolve-fixtures.js';
 
 test('ACL: CIDRs and single IPs allow, IPv4-mapped IPv6 counts as IPv4, only IP entries are notified', () => {
   const acl = parseTransferTo('10.0.0.0/8, 192.0.2.53:5353, [2001:db8::53], fd00::/64');
@@ -113,4 +114,18 @@ test('NOTIFY: acknowledged only by an answer from the secondary; a REFUSED one i
   assert.equal(n.stats.failed, 1, 'the refusing one, at once');
   assert.equal(refusing.got(), 1, 'a refusal is not retried');
   assert.ok(spoofed.got() >= 2, 'an answer from elsewhere does not count: retried');
+});
+
+test('serial: a pod change (in no transfer) leaves it; a Service change moves it', () => {
+  const zone = new Zone();
+  let now = 1_800_000_000_000;
+  let mono = 0;
+  const s = new SerialClock(zone, () => now, () => mono);
+  const first = s.current();
+  zone.setPod({ namespace: 'default', name: 'web-1', ips: ['10.244.0.7'], finished: false });
+  now += 2000;
+  mono += 2000;
+  assert.equal(s.current(), first, 'pod churn does not send every secondary the same zone again');
+  zone.setService(clusterIP('default', 'web', ['10.0.0.9']));
+  assert.equal(s.current(), first + 2, 'a Service: the clock');
 });

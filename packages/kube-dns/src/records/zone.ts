@@ -103,6 +103,8 @@ export class Zone implements ZoneWriter, ZoneReader {
   /** '<ns>/<ip>' → number of pods with it (host-network pods share the node's IP). */
   private readonly podIps = new Map<string, number>();
   private readonly podNamespaces = new Map<string, number>();
+  /** Pod changes, counted within gen: contentGeneration leaves them out. */
+  private podChanges = 0;
   private readonly kinds: Record<ServiceKind, number> = { ClusterIP: 0, Headless: 0, ExternalName: 0 };
   private serviceCount = 0;
   private endpointCount = 0;
@@ -122,6 +124,14 @@ export class Zone implements ZoneWriter, ZoneReader {
 
   get generation(): number {
     return this.gen;
+  }
+
+  /**
+   * Bumped by every change but a pod's: pods are in no zone transfer (transfer/records.ts), so
+   * their churn need not move the SOA serial and send every secondary a transfer of the same zone.
+   */
+  get contentGeneration(): number {
+    return this.gen - this.podChanges;
   }
 
   depGeneration(dep: string): number {
@@ -242,6 +252,7 @@ export class Zone implements ZoneWriter, ZoneReader {
     this.pods.set(key, ips);
     this.indexPod(p.namespace, ips, +1);
     this.gen++;
+    this.podChanges++;
   }
 
   deletePod(namespace: string, name: string): void {
@@ -251,6 +262,7 @@ export class Zone implements ZoneWriter, ZoneReader {
     this.indexPod(namespace, old, -1);
     this.pods.delete(key);
     this.gen++;
+    this.podChanges++;
   }
 
   /**
