@@ -51,6 +51,8 @@ const API_VERSIONS: Record<string, string> = {
   Deployment: 'apps/v1',
   ClusterRole: 'rbac.authorization.k8s.io/v1',
   ClusterRoleBinding: 'rbac.authorization.k8s.io/v1',
+  Role: 'rbac.authorization.k8s.io/v1',
+  RoleBinding: 'rbac.authorization.k8s.io/v1',
   PodDisruptionBudget: 'policy/v1',
 };
 const CLUSTER_SCOPED = new Set(['ClusterRole', 'ClusterRoleBinding']);
