@@ -245,14 +245,13 @@ export class Forwarder {
    */
   private inOrder(servers: readonly Nameserver[]): readonly Nameserver[] {
     const now = performance.now();
-    let down: Nameserver[] | undefined;
-    const up: Nameserver[] = [];
-    for (const s of servers) {
+    const isDown = (s: Nameserver): boolean => {
       const until = this.stats.perServer.get(serverKey(s))?.downUntil;
-      if (until !== undefined && until > now) (down ??= []).push(s);
-      else up.push(s);
-    }
-    return down ? [...up, ...down] : servers;
+      return until !== undefined && until > now;
+    };
+    // every forward asks: the usual answer (none down) allocates nothing
+    if (!servers.some(isDown)) return servers;
+    return [...servers.filter((s) => !isDown(s)), ...servers.filter(isDown)];
   }
 
   /**

@@ -52,7 +52,7 @@ export class ZoneTransfer {
   private timer: NodeJS.Timeout | undefined;
   private notifiedSerial: number;
   /** The last transfer built per question (zone name as asked, AXFR/IXFR), for its serial. */
-  private readonly built = new Map<string, { serial: number; framed: Buffer; records: number }>();
+  private readonly built = new Map<string, { serial: number; framed: Buffer; records: number; ms: number }>();
   private acl: TransferAcl | undefined;
   private metricsReady = false;
 
@@ -136,10 +136,13 @@ export class ZoneTransfer {
     if (!t || t.serial !== serial) {
       const started = performance.now();
       const records = ez ? externalZoneRecords(this.o.zone, ez) : clusterZoneRecords(this.o.zone, this.o.cluster);
-      t = { serial, framed: encodeTransfer(q.id, q.name, records, q.qtype === TYPE_IXFR ? 'IXFR' : 'AXFR'), records: records.length };
+      const framed = encodeTransfer(q.id, q.name, records, q.qtype === TYPE_IXFR ? 'IXFR' : 'AXFR');
+      t = { serial, framed, records: records.length, ms: performance.now() - started };
       this.built.set(key, t);
-      const ms = performance.now() - started;
-      if (this.o.serialClock) this.o.serialClock.minIntervalMs = Math.min(MAX_SERIAL_INTERVAL_MS, Math.max(1000, BUILDS_PER_SERIAL * ms));
+      // paced by the dearest zone's build (a small external zone's must not undo the cluster's)
+      let dearest = 0;
+      for (const b of this.built.values()) dearest = Math.max(dearest, b.ms);
+      if (this.o.serialClock) this.o.serialClock.minIntervalMs = Math.min(MAX_SERIAL_INTERVAL_MS, Math.max(1000, BUILDS_PER_SERIAL * dearest));
     }
     this.transfers.inc({ zone: name });
     this.o.log.info({ client: address, zone: name, records: t.records, serial }, 'zone transfer');
