@@ -2,12 +2,18 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createSocket } from 'node:dgram';
-import { silentLogger } from '@kube-dns/config';
+import { Buffer } from 'node:buffer';
+import * as dnsPacket from 'dns-packet';
+import type { Answer } from 'dns-packet';
+import { Registry } from 'prom-client';
+import { createLogger, silentLogger } from '@kube-dns/config';
 import { allowed, parseTransferTo } from '../src/transfer/acl.js';
 import { SerialClock } from '../src/transfer/serial.js';
 import { Notifier } from '../src/transfer/notify.js';
 import { soa } from '../src/resolve/answers.js';
 import { clusterZoneRecords } from '../src/transfer/records.js';
+import { ZoneTransfer } from '../src/transfer/transfer.js';
+import { parseQuery } from '../src/server/wire.js';
 import { Zone } from '../src/records/zone.js';
 import type { ResolveOptions } from '../src/resolve/types.js';
 import { clusterIP } from './resolve-fixtures.js';
@@ -128,4 +134,72 @@ test('serial: a pod change (in no transfer) leaves it; a Service change moves it
   assert.equal(s.current(), first, 'pod churn does not send every secondary the same zone again');
   zone.setService(clusterIP('default', 'web', ['10.0.0.9']));
   assert.equal(s.current(), first + 2, 'a Service: the clock');
+});
+
+/** The records of a framed transfer (every message's answers, in order), and the messages' IDs. */
+function unframe(framed: Buffer): { rrs: Answer[]; ids: Set<number> } {
+  const rrs: Answer[] = [];
+  const ids = new Set<number>();
+  for (let off = 0; off < framed.length; ) {
+    const len = framed.readUInt16BE(off);
+    const msg = dnsPacket.decode(framed.subarray(off + 2, off + 2 + len));
+    ids.add(msg.id!);
+    rrs.push(...(msg.answers ?? []));
+    off += 2 + len;
+  }
+  return { rrs, ids };
+}
+
+test('a transfer is built a slice at a time, once per serial; a change made during a build waits for the next serial, and each transfer carries one serial at both ends', async (t) => {
+  const zone = new Zone();
+  for (let i = 0; i < 3000; i++) zone.setService(clusterIP(`ns${i % 20}`, `svc-${i}`, [`10.96.${i >> 8}.${i & 255}`]));
+  let now = 1_800_000_000_000;
+  let mono = 0;
+  const clock = new SerialClock(zone, () => now, () => mono);
+  const opts = { zone: 'cluster.local', ttl: 30, pods: 'insecure' } as ResolveOptions;
+  Object.defineProperty(opts, 'serial', { get: () => clock.current(), enumerable: true });
+  const builds: string[] = [];
+  const log = createLogger('test', 2, 'info', (line) => void (line.includes('zone transfer built') && builds.push(line)));
+  const xfr = new ZoneTransfer({ zone, cluster: opts, external: [], log, registry: new Registry(), serialClock: clock });
+  t.after(() => xfr.stop());
+  xfr.setAcl(parseTransferTo('127.0.0.1'));
+  const ask = (id: number): Buffer | Promise<Buffer> => {
+    const query = Buffer.from(dnsPacket.encode({ type: 'query', id, questions: [{ name: 'cluster.local', type: 'AXFR', class: 'IN' }] }));
+    const q = parseQuery(query);
+    assert.ok(q.ok);
+    return xfr.answer(query, q, 'tcp', '127.0.0.1');
+  };
+  const first = clock.current();
+  let turns = 0;
+  const counting = setInterval(() => turns++, 0);
+  t.after(() => clearInterval(counting));
+  const a = ask(1);
+  const b = ask(2); // the same serial: the same build
+  assert.ok(a instanceof Promise && b instanceof Promise, 'being built: a promise');
+  await new Promise((r) => setImmediate(r));
+  // a change while it is being built, a second later: the next question has a new serial
+  zone.setService(clusterIP('late', 'arrival', ['10.0.9.9']));
+  now += 1000;
+  mono += 1000;
+  const c = ask(3);
+  const [ra, rb, rc] = await Promise.all([a, b, c]);
+  clearInterval(counting);
+  assert.ok(turns >= 2, `the event loop turned ${turns} times during the builds`);
+  assert.equal(builds.length, 2, `one build per serial:\n${builds.join('\n')}`);
+  const [ua, ub, uc] = [unframe(ra), unframe(rb), unframe(rc)];
+  assert.deepEqual([...ua.ids], [1]);
+  assert.deepEqual([...ub.ids], [2]);
+  assert.deepEqual(ub.rrs, ua.rrs, 'both askers of one serial get one zone');
+  const serialOf = (r: Answer | undefined): number => (r as { data: { serial: number } }).data.serial;
+  assert.equal(serialOf(ua.rrs[0]), first);
+  assert.equal(serialOf(ua.rrs.at(-1)), first, 'the same serial at both ends, though it moved during the build');
+  assert.equal(serialOf(uc.rrs[0]), first + 1);
+  assert.equal(serialOf(uc.rrs.at(-1)), first + 1);
+  assert.ok(uc.rrs.some((r) => r.name === 'arrival.late.svc.cluster.local'), 'the change is in the next serial');
+  assert.equal(uc.rrs.length, 4 + 3001, 'SOA ×2, NS, TXT and an A per Service (no ports: no SRV)');
+  // asked again at that serial: kept, no build
+  const again = ask(4);
+  assert.ok(Buffer.isBuffer(again));
+  assert.deepEqual(unframe(again).rrs, uc.rrs);
+  assert.equal(builds.length, 2);
 });

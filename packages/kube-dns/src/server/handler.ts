@@ -67,7 +67,7 @@ export interface HandlerOptions {
    */
   absent?: AbsentNames;
   /** --transfer-to (transfer/transfer.ts); without it every AXFR/IXFR is REFUSED. */
-  transfer?: { answer(query: Buffer, q: ParsedQuery, transport: Transport, address: string | undefined): Buffer };
+  transfer?: { answer(query: Buffer, q: ParsedQuery, transport: Transport, address: string | undefined): Buffer | Promise<Buffer> };
   /** Malformed queries answered per second at most; the rest are dropped (server/malformed.ts). */
   malformedRepliesPerSecond?: number;
 }
@@ -148,6 +148,8 @@ export class DnsHandler {
       const t = this.opts.transfer;
       // before the first sync a transfer would hand out an empty zone: SERVFAIL, the secondary retries
       const reply = !t || q.qclass !== CLASS_IN ? encodeRcode(query, q, RCODE.REFUSED) : this.opts.isSynced() ? t.answer(query, q, transport, address) : encodeRcode(query, q, RCODE.SERVFAIL);
+      // a transfer being built comes later (transfer/transfer.ts builds it between queries)
+      if (!Buffer.isBuffer(reply)) return reply.then((r) => this.done(q, r, transport, started, 'auth', false));
       return this.done(q, reply, transport, started, 'auth', false);
     }
 

@@ -1,10 +1,13 @@
 // Every record of a zone, for AXFR: the same records the resolver answers (built by asking it,
-// so a transfer can never disagree with a query), SOA first and last. Pure.
+// so a transfer can never disagree with a query), SOA first and last. Pure. Given a Service at a
+// time (a generator of each one's records), so that the transfer can be built a slice at a time
+// between queries (transfer.ts), each Service's records from one look at it.
 //   cluster zone:  dns-version TXT, then per Service its A/AAAA, SRV, CNAME (ExternalName), its
 //                  headless endpoints' names; pod names are left out (insecure mode answers any
 //                  a-b-c-d name: not a finite set) as are PTRs (they live in the reverse zones).
 //   external zone: per Service with an outside address its A/AAAA or CNAME and SRV names.
 import type { Answer } from 'dns-packet';
+import type { HeadlessView } from '../records/headless.js';
 import type { Zone } from '../records/zone.js';
 import { soa } from '../resolve/answers.js';
 import { resolve } from '../resolve/resolve.js';
@@ -14,10 +17,11 @@ import { resolveExternal, type ExternalZone } from '../zones/external.js';
 type Lookup = (name: string, qtype: string) => Answer[];
 
 /** Records owned by `name` of the given types (what a query for each would answer, nothing chased). */
-function collect(out: Answer[], lookup: Lookup, name: string, qtypes: readonly string[]): void {
+function collect(out: Answer[], lookup: Lookup, name: string, qtypes: readonly string[]): Answer[] {
   for (const t of qtypes) {
     for (const a of lookup(name, t)) if (a.type === t && a.name.toLowerCase() === name) out.push(a);
   }
+  return out;
 }
 
 function namedPortNames(ports: readonly { name: string; protocol: string }[], base: string): string[] {
@@ -28,49 +32,72 @@ function namedPortNames(ports: readonly { name: string; protocol: string }[], ba
 
 const ADDR = ['A', 'AAAA'] as const;
 const ADDR_SRV = ['A', 'AAAA', 'SRV'] as const;
+/** Records per piece of a large headless Service. */
+const PIECE = 256;
 
-export function clusterZoneRecords(zone: Zone, opts: ResolveOptions): Answer[] {
+/** What a headless Service answers: its name, each endpoint's name, each named port's SRV. */
+function* headlessQuestions(view: HeadlessView, fqdn: string): Generator<readonly [string, string]> {
+  for (const t of ADDR_SRV) yield [fqdn, t];
+  for (const label of view.byLabel.keys()) for (const t of ADDR) yield [`${label}.${fqdn}`, t];
+  for (const n of namedPortNames(view.endpoints.flatMap((ep) => ep.ports), fqdn)) yield [n, 'SRV'];
+}
+
+/** The SOA, then the apex records, then each Service's records, then the same SOA: one array each (a large headless Service: several). */
+export function* clusterZoneRecordsByService(zone: Zone, opts: ResolveOptions): Generator<Answer[]> {
   const z = opts.zone;
   const lookup: Lookup = (name, qtype) => {
     const r = resolve(zone, name, qtype, opts, name);
     return r.action === 'answer' && r.rcode === 'NOERROR' ? r.answers : [];
   };
-  const out: Answer[] = [soa(z, opts)];
-  collect(out, lookup, z, ['NS']);
-  collect(out, lookup, `dns-version.${z}`, ['TXT']);
+  const first = soa(z, opts); // the serial as the transfer began, at both ends (RFC 5936 2.2)
+  const apex = collect([first], lookup, z, ['NS']);
+  yield collect(apex, lookup, `dns-version.${z}`, ['TXT']);
   for (const e of zone.allServices()) {
     const fqdn = zone.fqdn(e, z);
     if (e.info.kind === 'ExternalName') {
-      collect(out, lookup, fqdn, ['CNAME', ...ADDR]);
-      continue;
-    }
-    collect(out, lookup, fqdn, ADDR_SRV);
-    if (e.info.kind === 'ClusterIP') {
+      yield collect([], lookup, fqdn, ['CNAME', ...ADDR]);
+    } else if (e.info.kind === 'ClusterIP') {
+      const out = collect([], lookup, fqdn, ADDR_SRV);
       for (const n of namedPortNames(e.info.ports, fqdn)) collect(out, lookup, n, ['SRV']);
-      continue;
+      yield out;
+    } else {
+      // a headless Service of thousands of endpoints comes in pieces (each record true when given)
+      let piece: Answer[] = [];
+      for (const [name, qtype] of headlessQuestions(zone.headless(e, z), fqdn)) {
+        collect(piece, lookup, name, [qtype]);
+        if (piece.length < PIECE) continue;
+        yield piece;
+        piece = [];
+      }
+      yield piece;
     }
-    const view = zone.headless(e, z);
-    for (const label of view.byLabel.keys()) collect(out, lookup, `${label}.${fqdn}`, ADDR);
-    for (const n of namedPortNames(view.endpoints.flatMap((ep) => ep.ports), fqdn)) collect(out, lookup, n, ['SRV']);
   }
-  out.push(soa(z, opts));
-  return out;
+  yield [first];
 }
 
-export function externalZoneRecords(zone: Zone, ez: ExternalZone): Answer[] {
+export function clusterZoneRecords(zone: Zone, opts: ResolveOptions): Answer[] {
+  return [...clusterZoneRecordsByService(zone, opts)].flat();
+}
+
+/** As clusterZoneRecordsByService, for an external zone (the Services with an outside address). */
+export function* externalZoneRecordsByService(zone: Zone, ez: ExternalZone): Generator<Answer[]> {
   const lookup: Lookup = (name, qtype) => {
     const r = resolveExternal(zone, name, name, qtype, ez);
     return r.rcode === 'NOERROR' ? r.answers : [];
   };
-  const out: Answer[] = [soa(ez.name, ez.opts)];
-  collect(out, lookup, ez.name, ['NS']);
+  const first = soa(ez.name, ez.opts);
+  yield collect([first], lookup, ez.name, ['NS']);
   for (const e of zone.allServices()) {
     const ext = e.info.external;
     if (!ext) continue;
     const base = `${e.info.name}.${e.info.namespace}.${ez.name}`;
-    collect(out, lookup, base, ext.ips.length ? ADDR_SRV : ['CNAME']);
+    const out = collect([], lookup, base, ext.ips.length ? ADDR_SRV : ['CNAME']);
     for (const n of namedPortNames(e.info.ports, base)) collect(out, lookup, n, ['SRV']);
+    yield out;
   }
-  out.push(soa(ez.name, ez.opts));
-  return out;
+  yield [first];
+}
+
+export function externalZoneRecords(zone: Zone, ez: ExternalZone): Answer[] {
+  return [...externalZoneRecordsByService(zone, ez)].flat();
 }

@@ -3,10 +3,13 @@
 // serial moved (checked once a second, so a burst of updates is one NOTIFY).
 //
 // A transfer is built once per zone and serial and kept: every secondary that comes for that
-// serial gets the same bytes (its ID set), and the build, which runs on the event loop (1 s for
-// a zone of 20,000 Services), is not repeated per secondary. The serial then moves at most once
-// per ten builds' time (serial.ts), so transfers take at most a tenth of the loop under churn;
-// secondaries lag as much, and a change waits at most that long for its serial.
+// serial gets the same bytes (its ID set), and the build (1-2 s of CPU for a zone of 20,000
+// Services) is not repeated per secondary. It is built in slices of at most SLICE_MS, Service by
+// Service, with the event loop answering queries between them: done at once, it stopped every
+// answer for as long. The serial then moves at most once per ten builds' CPU time (serial.ts),
+// so transfers take at most a tenth of the CPU under churn; secondaries lag as much, and a change
+// waits at most that long for its serial. A change made while a build runs may already be in it
+// (it carries the serial of its start): the next serial brings it anyway.
 import { Buffer } from 'node:buffer';
 import { performance } from 'node:perf_hooks';
 import * as dnsPacket from 'dns-packet';
@@ -20,9 +23,10 @@ import { encodeRcode } from '../server/encode.js';
 import { RCODE, type ParsedQuery } from '../server/wire.js';
 import type { ExternalZone } from '../zones/external.js';
 import { allowed, type TransferAcl } from './acl.js';
-import { encodeTransfer, withTransferId } from './messages.js';
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import { encodeTransfer, TransferEncoder, withTransferId } from './messages.js';
 import { Notifier } from './notify.js';
-import { clusterZoneRecords, externalZoneRecords } from './records.js';
+import { clusterZoneRecordsByService, externalZoneRecordsByService } from './records.js';
 
 export const TYPE_IXFR = 251;
 export const TYPE_AXFR = 252;
@@ -44,6 +48,18 @@ export interface ZoneTransferOptions {
 /** The serial moves at most once per this many builds' time, and at least a second apart, at most a minute. */
 const BUILDS_PER_SERIAL = 10;
 const MAX_SERIAL_INTERVAL_MS = 60_000;
+/** A build runs this long at most before the event loop answers what came in meanwhile. */
+const SLICE_MS = 2;
+/** Records encoded between two looks at the clock. */
+const ENCODE_BATCH = 64;
+
+interface Built {
+  serial: number;
+  framed: Buffer;
+  records: number;
+  /** CPU time of the build, the slices summed (not the wait between them). */
+  ms: number;
+}
 
 export class ZoneTransfer {
   private readonly notifier: Notifier;
@@ -52,7 +68,10 @@ export class ZoneTransfer {
   private timer: NodeJS.Timeout | undefined;
   private notifiedSerial: number;
   /** The last transfer built per question (zone name as asked, AXFR/IXFR), for its serial. */
-  private readonly built = new Map<string, { serial: number; framed: Buffer; records: number; ms: number }>();
+  private readonly built = new Map<string, Built>();
+  /** The build under way per question (one at a time: a newer serial's waits for it). */
+  private readonly building = new Map<string, { serial: number; done: Promise<Built> }>();
+  private stopped = false;
   private acl: TransferAcl | undefined;
   private metricsReady = false;
 
@@ -108,11 +127,12 @@ export class ZoneTransfer {
   }
 
   /**
-   * The reply to an AXFR/IXFR question: the whole zone as framed TCP messages, or REFUSED. An
+   * The reply to an AXFR/IXFR question: the whole zone as framed TCP messages (a promise while
+   * it is being built), or REFUSED. An
    * IXFR from a secondary already at our serial gets our SOA alone (RFC 1995 4), over UDP too
    * (RFC 1995 2: UDP is allowed, and a reply that would not fit is the SOA alone).
    */
-  answer(query: Buffer, q: ParsedQuery, transport: Transport, address: string | undefined): Buffer {
+  answer(query: Buffer, q: ParsedQuery, transport: Transport, address: string | undefined): Buffer | Promise<Buffer> {
     const refuse = (reason: RefusedReason): Buffer => {
       if (this.metricsReady) this.refused.inc({ reason });
       this.o.log.info({ client: address, zone: q.lname, transport, reason }, 'zone transfer refused');
@@ -132,21 +152,80 @@ export class ZoneTransfer {
       return Buffer.from(dnsPacket.encode({ type: 'response', id: q.id, flags: dnsPacket.AUTHORITATIVE_ANSWER, questions: [{ name: q.name, type: 'IXFR', class: 'IN' }], answers: [record] }));
     }
     const key = `${q.name}/${q.qtype}`;
-    let t = this.built.get(key);
-    if (!t || t.serial !== serial) {
-      const started = performance.now();
-      const records = ez ? externalZoneRecords(this.o.zone, ez) : clusterZoneRecords(this.o.zone, this.o.cluster);
-      const framed = encodeTransfer(q.id, q.name, records, q.qtype === TYPE_IXFR ? 'IXFR' : 'AXFR');
-      t = { serial, framed, records: records.length, ms: performance.now() - started };
-      this.built.set(key, t);
-      // paced by the dearest zone's build (a small external zone's must not undo the cluster's)
-      let dearest = 0;
-      for (const b of this.built.values()) dearest = Math.max(dearest, b.ms);
-      if (this.o.serialClock) this.o.serialClock.minIntervalMs = Math.min(MAX_SERIAL_INTERVAL_MS, Math.max(1000, BUILDS_PER_SERIAL * dearest));
+    const served = (t: Built): Buffer => {
+      this.transfers.inc({ zone: name });
+      this.o.log.info({ client: address, zone: name, records: t.records, serial: t.serial }, 'zone transfer');
+      return withTransferId(t.framed, q.id);
+    };
+    const t = this.built.get(key);
+    if (t && t.serial === serial) return served(t);
+    return this.whenBuilt(key, serial, q, ez).then(served, (e: unknown) => {
+      if (!this.stopped) this.o.log.error({ err: e, zone: name }, 'zone transfer failed');
+      return encodeRcode(query, q, RCODE.SERVFAIL);
+    });
+  }
+
+  /** The transfer for `serial`: the build under way for it, or a new one once the one under way is done. */
+  private whenBuilt(key: string, serial: number, q: ParsedQuery, ez: ExternalZone | undefined): Promise<Built> {
+    const under = this.building.get(key);
+    if (under?.serial === serial) return under.done;
+    if (under) {
+      // an older serial's build: the newest serial's starts after it (one build per question at a time)
+      return under.done.then(
+        () => this.latest(key, q, ez),
+        () => this.latest(key, q, ez),
+      );
     }
-    this.transfers.inc({ zone: name });
-    this.o.log.info({ client: address, zone: name, records: t.records, serial }, 'zone transfer');
-    return withTransferId(t.framed, q.id);
+    const done = this.build(key, serial, q, ez).finally(() => {
+      if (this.building.get(key)?.done === done) this.building.delete(key);
+    });
+    this.building.set(key, { serial, done });
+    return done;
+  }
+
+  private latest(key: string, q: ParsedQuery, ez: ExternalZone | undefined): Promise<Built> {
+    const serial = this.o.cluster.serial;
+    const t = this.built.get(key);
+    return t && t.serial === serial ? Promise.resolve(t) : this.whenBuilt(key, serial, q, ez);
+  }
+
+  private async build(key: string, serial: number, q: ParsedQuery, ez: ExternalZone | undefined): Promise<Built> {
+    const began = performance.now();
+    const services = ez ? externalZoneRecordsByService(this.o.zone, ez) : clusterZoneRecordsByService(this.o.zone, this.o.cluster);
+    const enc = new TransferEncoder(q.id, q.name, q.qtype === TYPE_IXFR ? 'IXFR' : 'AXFR');
+    // the SOA first, read in the asking query's turn: the serial it carries (at both ends) labels the build
+    const head = services.next();
+    if (!head.done) {
+      enc.add(head.value);
+      serial = ((head.value[0] as { data?: { serial?: number } } | undefined)?.data?.serial) ?? serial;
+    }
+    // then a slice at a time: a Service's records (a large headless one's in pieces), encoded a
+    // few at a time, until SLICE_MS is spent; then the queries that came meanwhile are answered
+    let ms = 0;
+    let start = began;
+    for (const piece of services) {
+      let i = 0;
+      do {
+        const to = Math.min(piece.length, i + ENCODE_BATCH);
+        enc.add(piece, i, to);
+        i = to;
+        const now = performance.now();
+        if (now - start < SLICE_MS) continue;
+        ms += now - start;
+        await nextTurn();
+        if (this.stopped) throw new Error('stopped');
+        start = performance.now();
+      } while (i < piece.length);
+    }
+    ms += performance.now() - start;
+    const t: Built = { serial, framed: enc.finish(), records: enc.records, ms };
+    this.built.set(key, t);
+    // paced by the dearest zone's build (a small external zone's must not undo the cluster's)
+    let dearest = 0;
+    for (const b of this.built.values()) dearest = Math.max(dearest, b.ms);
+    if (this.o.serialClock) this.o.serialClock.minIntervalMs = Math.min(MAX_SERIAL_INTERVAL_MS, Math.max(1000, BUILDS_PER_SERIAL * dearest));
+    this.o.log.info({ zone: q.lname, records: t.records, bytes: t.framed.length, serial, cpuMs: Math.round(ms), ms: Math.round(performance.now() - began) }, 'zone transfer built');
+    return t;
   }
 
   private check(): void {
@@ -161,6 +240,7 @@ export class ZoneTransfer {
   }
 
   stop(): void {
+    this.stopped = true;
     clearInterval(this.timer);
     this.notifier.stop();
   }
