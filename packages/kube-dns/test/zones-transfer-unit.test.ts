@@ -16,7 +16,7 @@ import { ZoneTransfer } from '../src/transfer/transfer.js';
 import { parseQuery } from '../src/server/wire.js';
 import { Zone } from '../src/records/zone.js';
 import type { ResolveOptions } from '../src/resolve/types.js';
-import { clusterIP } from './resolve-fixtures.js';
+import { clusterIP, ep, headless, slice } from './resolve-fixtures.js';
 
 test('ACL: CIDRs and single IPs allow, IPv4-mapped IPv6 counts as IPv4, only IP entries are notified', () => {
   const acl = parseTransferTo('10.0.0.0/8, 192.0.2.53:5353, [2001:db8::53], fd00::/64');
@@ -202,4 +202,43 @@ test('a transfer is built a slice at a time, once per serial; a change made duri
   assert.ok(Buffer.isBuffer(again));
   assert.deepEqual(unframe(again).rrs, uc.rrs);
   assert.equal(builds.length, 2);
+});
+
+test('serial: endpoint churn of a ClusterIP Service leaves it; a headless Service\'s endpoints, or a ClusterIP Service losing its last ready endpoint, move it', () => {
+  const zone = new Zone();
+  zone.setService(clusterIP('default', 'web', ['10.0.0.9']));
+  zone.setService(headless('default', 'db'));
+  zone.setSlice(slice('default', 'web-a', 'web', [ep('10.244.0.1')]));
+  let now = 1_800_000_000_000;
+  let mono = 0;
+  const s = new SerialClock(zone, () => now, () => mono);
+  const first = s.current();
+  const later = (): number => {
+    now += 2000;
+    mono += 2000;
+    return s.current();
+  };
+  // a rolling update of web: pods come and go behind its cluster IP, which is all a transfer holds
+  zone.setSlice(slice('default', 'web-a', 'web', [ep('10.244.0.1'), ep('10.244.0.2', '', false)]));
+  zone.setSlice(slice('default', 'web-a', 'web', [ep('10.244.0.2')]));
+  zone.setSlice(slice('default', 'web-b', 'web', [ep('10.244.0.3')]));
+  zone.deleteSlice('default', 'web-b');
+  assert.equal(later(), first, 'the ClusterIP Service\'s transfer records did not change');
+  // its last ready endpoint gone: with --ignore-empty-service it leaves the transfer
+  zone.setSlice(slice('default', 'web-a', 'web', [ep('10.244.0.2', '', false)]));
+  const emptied = later();
+  assert.equal(emptied, first + 4, 'no ready endpoint left: a new serial');
+  zone.setSlice(slice('default', 'web-a', 'web', [ep('10.244.0.4')]));
+  const back = later();
+  assert.equal(back, emptied + 2, 'ready again: a new serial');
+  // a headless Service's endpoints are its records
+  zone.setSlice(slice('default', 'db-a', 'db', [ep('10.244.1.1', 'db-0')]));
+  assert.equal(later(), back + 2, 'a headless endpoint: a new serial');
+  zone.deleteSlice('default', 'db-a');
+  assert.equal(later(), back + 4, 'and its removal');
+  // a slice whose Service does not exist (yet) is in no transfer
+  zone.setSlice(slice('default', 'early-a', 'early', [ep('10.244.2.1')]));
+  assert.equal(later(), back + 4, 'a slice before its Service');
+  zone.setService(clusterIP('default', 'early', ['10.0.0.10']));
+  assert.equal(later(), back + 8, 'then the Service: a new serial');
 });

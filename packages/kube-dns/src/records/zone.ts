@@ -103,8 +103,8 @@ export class Zone implements ZoneWriter, ZoneReader {
   /** '<ns>/<ip>' → number of pods with it (host-network pods share the node's IP). */
   private readonly podIps = new Map<string, number>();
   private readonly podNamespaces = new Map<string, number>();
-  /** Pod changes, counted within gen: contentGeneration leaves them out. */
-  private podChanges = 0;
+  /** The changes that can change a zone transfer (contentGeneration). */
+  private contentChanges = 0;
   private readonly kinds: Record<ServiceKind, number> = { ClusterIP: 0, Headless: 0, ExternalName: 0 };
   private serviceCount = 0;
   private endpointCount = 0;
@@ -127,11 +127,14 @@ export class Zone implements ZoneWriter, ZoneReader {
   }
 
   /**
-   * Bumped by every change but a pod's: pods are in no zone transfer (transfer/records.ts), so
-   * their churn need not move the SOA serial and send every secondary a transfer of the same zone.
+   * Bumped by the changes that can change a zone transfer (transfer/records.ts): a Service's, a
+   * headless Service's endpoints, a ClusterIP Service gaining its first ready endpoint or losing
+   * its last (--ignore-empty-service), bumpGeneration. Not by pods (in no transfer) nor by the
+   * other endpoint changes, the bulk of a cluster's churn: they need not move the SOA serial and
+   * send every secondary a transfer of the same zone.
    */
   get contentGeneration(): number {
-    return this.gen - this.podChanges;
+    return this.contentChanges;
   }
 
   depGeneration(dep: string): number {
@@ -208,6 +211,7 @@ export class Zone implements ZoneWriter, ZoneReader {
       if (current && sameSlice(current, s)) return;
       if (ownerName !== s.serviceName) this.deleteSlice(s.namespace, s.name); // relabelled
     }
+    const before = this.sliceSense(s.namespace, s.serviceName);
     const svcKey = joinKey(s.namespace, s.serviceName);
     let group = this.slicesByService.get(svcKey);
     if (!group) this.slicesByService.set(svcKey, (group = new Map()));
@@ -222,7 +226,7 @@ export class Zone implements ZoneWriter, ZoneReader {
     this.sliceOwner.set(sliceKey, s.serviceName);
     this.endpointCount += countAddresses(s);
     if (owner) this.indexSlice(owner, s, +1);
-    this.touch(s.namespace, s.serviceName);
+    this.touch(s.namespace, s.serviceName, this.sliceChanged(before, s.namespace, s.serviceName));
   }
 
   deleteSlice(namespace: string, name: string): void {
@@ -232,13 +236,14 @@ export class Zone implements ZoneWriter, ZoneReader {
     const svcKey = `${namespace}/${ownerName}`;
     const group = this.slicesByService.get(svcKey)!;
     const old = group.get(name)!;
+    const before = this.sliceSense(namespace, ownerName);
     const owner = this.getService(namespace, ownerName)?.info;
     if (owner?.kind === 'Headless') this.indexSlice(owner, old, -1);
     group.delete(name);
     if (group.size === 0) this.slicesByService.delete(svcKey);
     this.sliceOwner.delete(sliceKey);
     this.endpointCount -= countAddresses(old);
-    this.touch(namespace, ownerName);
+    this.touch(namespace, ownerName, this.sliceChanged(before, namespace, ownerName));
   }
 
   setPod(p: PodInfo): void {
@@ -252,7 +257,6 @@ export class Zone implements ZoneWriter, ZoneReader {
     this.pods.set(key, ips);
     this.indexPod(p.namespace, ips, +1);
     this.gen++;
-    this.podChanges++;
   }
 
   deletePod(namespace: string, name: string): void {
@@ -262,7 +266,6 @@ export class Zone implements ZoneWriter, ZoneReader {
     this.indexPod(namespace, old, -1);
     this.pods.delete(key);
     this.gen++;
-    this.podChanges++;
   }
 
   /**
@@ -271,6 +274,7 @@ export class Zone implements ZoneWriter, ZoneReader {
    */
   bumpGeneration(): void {
     this.gen++;
+    this.contentChanges++;
   }
 
   // ---- reader (for the resolver) ----
@@ -331,17 +335,33 @@ export class Zone implements ZoneWriter, ZoneReader {
    */
   hasReadyEndpoint(e: ServiceEntry, zone: string): boolean {
     const m = this.memo(e, zone);
-    if (m.hasReady === undefined) {
-      m.hasReady = false;
-      const pnr = e.info.publishNotReadyAddresses;
-      for (const s of this.slicesByService.get(`${e.info.namespace}/${e.info.name}`)?.values() ?? []) {
-        if (s.endpoints.some((ep) => (ep.ready || pnr) && ep.addresses.length > 0)) {
-          m.hasReady = true;
-          break;
-        }
-      }
-    }
+    m.hasReady ??= this.anyReady(e);
     return m.hasReady;
+  }
+
+  private anyReady(e: ServiceEntry): boolean {
+    const pnr = e.info.publishNotReadyAddresses;
+    for (const s of this.slicesByService.get(`${e.info.namespace}/${e.info.name}`)?.values() ?? []) {
+      if (s.endpoints.some((ep) => (ep.ready || pnr) && ep.addresses.length > 0)) return true;
+    }
+    return false;
+  }
+
+  /**
+   * What a zone transfer takes from a service's slices, before they change: 'records' (a headless
+   * Service's endpoints are its records), whether it has a ready endpoint (a ClusterIP Service's
+   * only use of them), undefined (none: no such Service, or an ExternalName one).
+   */
+  private sliceSense(namespace: string, name: string): 'records' | boolean | undefined {
+    const e = this.getService(namespace, name);
+    if (e?.info.kind === 'Headless') return 'records';
+    return e?.info.kind === 'ClusterIP' ? (e.memo?.hasReady ?? this.anyReady(e)) : undefined;
+  }
+
+  /** Whether a slice change can change a zone transfer, given sliceSense before it. */
+  private sliceChanged(before: 'records' | boolean | undefined, namespace: string, name: string): boolean {
+    if (typeof before !== 'boolean') return before === 'records';
+    return before !== this.anyReady(this.getService(namespace, name)!);
   }
 
   /**
@@ -405,8 +425,9 @@ export class Zone implements ZoneWriter, ZoneReader {
   }
 
   /** A change of a service or its slices: new generations, and derived data rebuilt on next use. */
-  private touch(namespace: string, name: string): void {
+  private touch(namespace: string, name: string, content = true): void {
     this.gen++;
+    if (content) this.contentChanges++;
     const e = this.getService(namespace, name);
     const dep = joinKey('svc', namespace, name); // serviceDep's key, flat: the deps map may keep it
     if (e) {
