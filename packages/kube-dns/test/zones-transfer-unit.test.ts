@@ -163,8 +163,8 @@ test('a transfer is built a slice at a time, once per serial; a change made duri
   const xfr = new ZoneTransfer({ zone, cluster: opts, external: [], log, registry: new Registry(), serialClock: clock });
   t.after(() => xfr.stop());
   xfr.setAcl(parseTransferTo('127.0.0.1'));
-  const ask = (id: number): Buffer | Promise<Buffer> => {
-    const query = Buffer.from(dnsPacket.encode({ type: 'query', id, questions: [{ name: 'cluster.local', type: 'AXFR', class: 'IN' }] }));
+  const ask = (id: number, zoneName = 'cluster.local'): Buffer | Promise<Buffer> => {
+    const query = Buffer.from(dnsPacket.encode({ type: 'query', id, questions: [{ name: zoneName, type: 'AXFR', class: 'IN' }] }));
     const q = parseQuery(query);
     assert.ok(q.ok);
     return xfr.answer(query, q, 'tcp', '127.0.0.1');
@@ -201,6 +201,13 @@ test('a transfer is built a slice at a time, once per serial; a change made duri
   const again = ask(4);
   assert.ok(Buffer.isBuffer(again));
   assert.deepEqual(unframe(again).rrs, uc.rrs);
+  assert.equal(builds.length, 2);
+  // in another case: the same transfer (one kept per zone, not per spelling), the asker's question echoed
+  const shouted = ask(5, 'CLUSTER.Local');
+  assert.ok(Buffer.isBuffer(shouted), 'no build for another spelling');
+  const first2 = shouted.readUInt16BE(0);
+  assert.equal(dnsPacket.decode(shouted.subarray(2, 2 + first2)).questions?.[0]?.name, 'CLUSTER.Local');
+  assert.deepEqual(unframe(shouted).rrs, uc.rrs);
   assert.equal(builds.length, 2);
 });
 

@@ -75,10 +75,18 @@ export function encodeTransfer(id: number, zoneName: string, records: Answer[], 
   return enc.finish();
 }
 
-/** A copy of a framed transfer with every message's ID set to `id` (the original may still be being written). */
-export function withTransferId(transfer: Buffer, id: number): Buffer {
+/**
+ * A copy of a framed transfer for one asker (the original may still be being written): every
+ * message's ID set to `id`, and its question's name to `qname`, the asker's spelling of the zone
+ * (the wire form from its query; the transfer is kept per zone, whatever case it was asked in).
+ */
+export function withTransferId(transfer: Buffer, id: number, qname?: Buffer): Buffer {
   const out = Buffer.from(transfer);
-  for (let off = 0; off + 4 <= out.length; off += 2 + out.readUInt16BE(off)) out.writeUInt16BE(id, off + 2);
+  for (let off = 0; off + 4 <= out.length; off += 2 + out.readUInt16BE(off)) {
+    out.writeUInt16BE(id, off + 2);
+    // the question's name starts right after the 12-octet header; a case-only difference keeps its length
+    if (qname && off + 14 + qname.length <= out.length) qname.copy(out, off + 14);
+  }
   framed.add(out);
   return out;
 }

@@ -67,7 +67,7 @@ export class ZoneTransfer {
   private refused!: client.Counter<'reason'>;
   private timer: NodeJS.Timeout | undefined;
   private notifiedSerial: number;
-  /** The last transfer built per question (zone name as asked, AXFR/IXFR), for its serial. */
+  /** The last transfer built per question (zone, AXFR/IXFR), for its serial. */
   private readonly built = new Map<string, Built>();
   /** The build under way per question (one at a time: a newer serial's waits for it). */
   private readonly building = new Map<string, { serial: number; done: Promise<Built> }>();
@@ -151,11 +151,13 @@ export class ZoneTransfer {
       if (transport === 'tcp') return encodeTransfer(q.id, q.name, [record], 'IXFR'); // framed, one message
       return Buffer.from(dnsPacket.encode({ type: 'response', id: q.id, flags: dnsPacket.AUTHORITATIVE_ANSWER, questions: [{ name: q.name, type: 'IXFR', class: 'IN' }], answers: [record] }));
     }
-    const key = `${q.name}/${q.qtype}`;
+    // one kept per zone and type, whatever the case asked in: an allowed client could otherwise
+    // keep a zone's worth of memory per spelling
+    const key = `${name}/${q.qtype}`;
     const served = (t: Built): Buffer => {
       this.transfers.inc({ zone: name });
       this.o.log.info({ client: address, zone: name, records: t.records, serial: t.serial }, 'zone transfer');
-      return withTransferId(t.framed, q.id);
+      return withTransferId(t.framed, q.id, query.subarray(q.nameOffset, q.nameOffset + q.nameLength));
     };
     const t = this.built.get(key);
     if (t && t.serial === serial) return served(t);
