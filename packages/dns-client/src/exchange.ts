@@ -66,23 +66,39 @@ function exchangeUdp(server: Server, message: Buffer, timeoutMs: number): Promis
   });
 }
 
+/** Lookups under way, by name: node cannot cancel one, so an exchange that timed out leaves it running. */
+const lookups = new Map<string, Promise<string>>();
+
 /**
  * A server given by name (a probe's target): the name is looked up first, within the same
  * timeout, so that the socket's family is the address's, and a name that does not resolve is
  * this exchange's error, never the process's (connect() reports a failed lookup to its callback
- * alone, and a send on the unconnected socket then throws).
+ * alone, and a send on the unconnected socket then throws). While the system's resolver hangs,
+ * every exchange for that name shares the one lookup under way: a new one per probe would queue
+ * behind it in libuv's four threads, one more every probe interval.
  */
 async function exchangeUdpByName(server: Server, message: Buffer, timeoutMs: number): Promise<Buffer> {
   const started = Date.now();
-  // loaded on first use: node's resolver module is not worth its memory in processes that never look a name up
-  const { lookup } = await import('node:dns/promises');
+  let looking = lookups.get(server.host);
+  if (!looking) {
+    // loaded on first use: node's resolver module is not worth its memory in processes that never look a name up
+    looking = import('node:dns/promises')
+      .then(({ lookup }) => lookup(server.host))
+      .then(({ address }) => {
+        // an empty name "resolves" to null: never an address to ask (nor a name to look up again)
+        if (isIP(address ?? '') === 0) throw new Error('no address');
+        return address;
+      })
+      .finally(() => lookups.delete(server.host));
+    lookups.set(server.host, looking);
+  }
   let timer: NodeJS.Timeout | undefined;
   const address = await Promise.race([
-    lookup(server.host).then((a) => a.address),
+    looking,
     new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new DnsTimeoutError(server, 'udp', timeoutMs)), timeoutMs))),
   ])
     .catch((e: Error) => {
-      throw e instanceof DnsTimeoutError ? e : new Error(`cannot look up ${server.host}: ${e.message}`);
+      throw e instanceof DnsTimeoutError ? e : new Error(`cannot look up ${JSON.stringify(server.host)}: ${e.message}`);
     })
     .finally(() => clearTimeout(timer));
   return exchangeUdp({ host: address, port: server.port }, message, Math.max(1, timeoutMs - (Date.now() - started)));

@@ -184,6 +184,12 @@ test('UDP to a server given by a name: it is looked up first; a name that does n
   assert.deepEqual(datas(r.packet.answers, 'A'), ['192.0.2.7']);
 });
 
+test('UDP to an empty server name: rejected at once, naming it (it used to loop in microtasks, freezing the process)', async () => {
+  const { err, ms } = await failure(query({ host: '', port: 53 }, { name: 'a.example', type: 'A', timeoutMs: 2000 }));
+  assert.match(err.message, /cannot look up ""/);
+  assert.ok(ms < 1000, `${ms} ms`);
+});
+
 test('TCP: a server that closes without replying is an error naming it', async (t) => {
   // resume(): a paused server socket would never see the client's FIN, and close() would wait forever.
   const srv = createServer((c) => c.on('error', () => c.destroy()).resume().end());

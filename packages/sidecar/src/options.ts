@@ -104,7 +104,8 @@ export function parseSidecarArgs(argv: readonly string[]): ParsedArgs {
   return {
     kind: 'run',
     options: {
-      dnsmasqAddr: v['dnsmasq-addr'] as string,
+      // empty: the local system, as Go's net.Dial takes the original's ":53"
+      dnsmasqAddr: (v['dnsmasq-addr'] as string) || '127.0.0.1',
       dnsmasqPort: v['dnsmasq-port'] as number,
       dnsmasqPollIntervalMs: v['dnsmasq-poll-interval-ms'] as number,
       probes,
