@@ -4,6 +4,8 @@ import { type ParsedArgs, parseSidecarArgs } from './options.js';
 import { startSidecar } from './sidecar.js';
 import { sidecarVersion } from './version.js';
 
+const STOP_WAIT_MS = 1000;
+
 async function main(): Promise<void> {
   let args: ParsedArgs;
   try {
@@ -48,7 +50,13 @@ async function main(): Promise<void> {
     }
     signalled = true;
     log.info({ signal }, 'stopping');
-    void sidecar.stop().then(() => process.exit(0));
+    // a poll or probe still waiting on a slow server is not worth waiting for (the original has
+    // no handler at all: it exits at once); a second is enough for the HTTP server to close
+    const bound = setTimeout(() => process.exit(0), STOP_WAIT_MS);
+    void sidecar.stop().then(() => {
+      clearTimeout(bound);
+      process.exit(0);
+    });
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));

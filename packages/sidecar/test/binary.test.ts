@@ -2,9 +2,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { createSocket } from 'node:dgram';
+import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-import { freePort, startTestDnsServer } from '@kube-dns/testkit';
-import { getHealth, scrape, waitFor } from './helpers.js';
+import * as dnsPacket from 'dns-packet';
+import { freePort, startDnsmasq, startTestDnsServer } from '@kube-dns/testkit';
+import { getHealth, scrape, value, waitFor } from './helpers.js';
 
 const BIN = fileURLToPath(new URL('../../bin/sidecar.js', import.meta.url));
 
@@ -68,4 +71,43 @@ test('the binary serves health and metrics, and exits 0 on SIGTERM', async (t) =
   const logs = r.stderr.trim().split('\n').map((l) => JSON.parse(l) as { msg: string });
   assert.ok(logs.some((l) => l.msg === 'sidecar started'));
   assert.ok(logs.some((l) => l.msg === 'stopping'));
+});
+
+test('an empty --dnsmasq-addr reads the dnsmasq on this host, as the original (Go dials ":53" locally)', async (t) => {
+  // before: the empty name went round a look-up loop of its own in microtasks, which froze the
+  // event loop (no /metrics, no probes, SIGTERM ignored) and grew until V8 ran out of memory
+  const dm = await startDnsmasq(['--cache-size=1337']);
+  t.after(() => dm.stop());
+  const port = await freePort();
+  const p = run(['--prometheus-addr=127.0.0.1', `--prometheus-port=${port}`, '--dnsmasq-addr=', `--dnsmasq-port=${dm.port}`, '--dnsmasq-poll-interval-ms=200']);
+  t.after(() => p.child.kill('SIGKILL'));
+  const size = await waitFor('kubedns_dnsmasq_max_size from the local dnsmasq', async () => value((await scrape(port)).families, 'kubedns_dnsmasq_max_size'), 15_000, 100);
+  assert.equal(size, 1337);
+  p.child.kill('SIGTERM');
+  assert.deepEqual(((r) => [r.code, r.signal])(await p.exited), [0, null]);
+});
+
+test('SIGTERM exits within about a second, however slowly dnsmasq answers the statistics poll', async (t) => {
+  // a dnsmasq that answers each CHAOS question after 1.9 s, inside the poll's 2 s timeout: the
+  // poll's six questions in a row used to hold the exit for up to 12 s
+  const slow = createSocket('udp4');
+  slow.on('message', (msg, from) => {
+    const q = dnsPacket.decode(msg);
+    const reply = dnsPacket.encode({ type: 'response', id: q.id, questions: q.questions, answers: [{ name: q.questions![0]!.name, type: 'TXT', class: 'CH', ttl: 0, data: '1' }] });
+    setTimeout(() => slow.send(reply, from.port, from.address), 1900).unref();
+  });
+  await new Promise<void>((r) => slow.bind(0, '127.0.0.1', () => r()));
+  t.after(() => slow.close());
+  const port = await freePort();
+  // an interval of 2 s or more: the poll's timeout is then the full 2 s
+  const p = run(['--prometheus-addr=127.0.0.1', `--prometheus-port=${port}`, '--dnsmasq-addr=127.0.0.1', `--dnsmasq-port=${slow.address().port}`, '--dnsmasq-poll-interval-ms=5000']);
+  t.after(() => p.child.kill('SIGKILL'));
+  await waitFor('the sidecar to serve /metrics', async () => (await scrape(port)).families.size > 0, 15_000, 100);
+  await new Promise((r) => setTimeout(r, 2500)); // into a poll
+  const sent = performance.now();
+  p.child.kill('SIGTERM');
+  const r = await p.exited;
+  const took = performance.now() - sent;
+  assert.deepEqual([r.code, r.signal], [0, null]);
+  assert.ok(took < 2500, `exited ${took.toFixed(0)} ms after SIGTERM`);
 });
