@@ -440,6 +440,22 @@ test('TCP: a partial length prefix, half a message, or a message trickled in are
   assert.ok(s.tcp.stats().slowMessages >= 1);
 });
 
+test('TCP: a connection waiting for its reply is not idle: a reply slower than the idle timeout still arrives', async (t) => {
+  // a zone transfer of a large zone is built between queries (transfer/transfer.ts) and may take
+  // longer than the idle timeout; so may a forward to a slow upstream. Neither is the client's silence.
+  const upstream = await startTestDnsServer({ handler: async (q) => (await sleep(900), { answers: [{ name: q.name, type: 'A', ttl: 60, data: '192.0.2.9' }] }) });
+  t.after(() => upstream.close());
+  const s = await startStack({ tcp: { idleTimeoutMs: 300 }, upstreamPort: upstream.port });
+  t.after(s.stop);
+  const sock = await open(s.server.port);
+  t.after(() => sock.destroy());
+  const replies = readReplies(sock, 1, 5000);
+  sock.write(frame(buildQuery({ name: 'slow.example.com', type: 'A', id: 77 })));
+  assert.deepEqual(await replies, [77], 'the reply came on the same connection');
+  // and with nothing in flight the idle timeout still applies
+  assert.equal(await closed(sock, 3000), true, 'closed once idle');
+});
+
 test('kubedns_tcp_connections on /metrics follows the connections open', async (t) => {
   const c = await startCluster();
   t.after(() => c.stop());

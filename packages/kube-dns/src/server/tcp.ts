@@ -12,8 +12,9 @@
 //     pauses the same way;
 //   - connections: at maxConnections the connection idle the longest (nothing in flight, nothing
 //     unsent) is closed to admit the new one, as BIND does with tcp-clients;
-//   - time: a connection silent for idleTimeoutMs is closed, and so is one whose message has
-//     been arriving for longer than that (a partial length prefix or half a message, trickled).
+//   - time: a connection silent for idleTimeoutMs with no reply to come is closed, and so is one
+//     whose message has been arriving for longer than that (a partial length prefix or half a
+//     message, trickled).
 import { Buffer } from 'node:buffer';
 import { performance } from 'node:perf_hooks';
 import { createServer, type Server, type Socket } from 'node:net';
@@ -141,7 +142,10 @@ export class TcpListener {
     const st = new Conn(c);
     this.conns.set(c, st);
     c.setNoDelay(true);
-    c.setTimeout(this.idleMs, () => c.destroy());
+    // silent with a reply still to come is not idle (a zone transfer being built, a slow upstream):
+    // the timer is set again, since a timeout that fired is not re-armed by the reply's write
+    c.setTimeout(this.idleMs);
+    c.on('timeout', () => (st.pending === 0 ? c.destroy() : c.setTimeout(this.idleMs)));
     c.on('error', () => c.destroy());
     c.on('close', () => this.conns.delete(c));
     c.on('drain', () => {
