@@ -1,10 +1,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CoreV1Api } from '@kubernetes/client-node';
-import { startFakeApiServer, tempDir } from '@kube-dns/testkit';
-import { expandEnv, KubeConfigError, loadKubeConfig, parseMasterUrl } from '../src/kube/index.js';
+import { silentLogger } from '@kube-dns/config';
+import { clusterIPService, startFakeApiServer, tempDir } from '@kube-dns/testkit';
+import { expandEnv, KubeConfigError, KubeSync, loadKubeConfig, parseMasterUrl } from '../src/kube/index.js';
+import { RecordingZone, waitUntil } from './kube-helpers.js';
 
 test('--kubecfg-file: the file\'s current context is used, and its credentials work', async (t) => {
   const api = await startFakeApiServer();
@@ -22,6 +24,64 @@ test('--kube-master-url overrides the kubeconfig server and keeps its credential
   assert.equal(kc.getCurrentCluster()?.server, `http://127.0.0.1:${api.port}`);
   assert.equal(kc.getCurrentUser()?.token, api.token);
   await kc.makeApiClient(CoreV1Api).listServiceForAllNamespaces();
+});
+
+test('--kubecfg-file whose user has a tokenFile (relative): kube-dns gets ready, and follows the file as it rotates', async (t) => {
+  // client-node 1.4 ignores users[].user.tokenFile; client-go reads it and re-reads it
+  const api = await startFakeApiServer({ token: 'token-1' });
+  t.after(() => api.close());
+  const dir = await tempDir();
+  t.after(dir.cleanup);
+  await mkdir(join(dir.path, 'secrets'));
+  const putToken = async (text: string) => {
+    await writeFile(join(dir.path, 'secrets/.token.tmp'), text);
+    await rename(join(dir.path, 'secrets/.token.tmp'), join(dir.path, 'secrets/token'));
+  };
+  await putToken('token-1\n');
+  const kubecfgFile = join(dir.path, 'kubeconfig');
+  await writeFile(
+    kubecfgFile,
+    `apiVersion: v1
+kind: Config
+clusters:
+- name: c
+  cluster: {server: "${api.url}", insecure-skip-tls-verify: true}
+users:
+- name: u
+  user: {tokenFile: secrets/token}
+contexts:
+- name: x
+  context: {cluster: c, user: u}
+current-context: x
+`,
+  );
+  api.upsert('services', clusterIPService('ns', 'a', ['10.0.0.1']));
+  const zone = new RecordingZone();
+  const sync = new KubeSync({ kc: loadKubeConfig({ kubecfgFile }), zone, watchPods: false, log: silentLogger(), backoff: { initialMs: 20, maxMs: 200 } });
+  t.after(() => sync.stop());
+  sync.start();
+  await sync.waitForSync(5000);
+  assert.ok(zone.services.has('ns/a'));
+  assert.deepEqual(new Set(api.requests.map((r) => r.token)), new Set(['token-1']));
+
+  await putToken('token-2\n');
+  api.faults.rotateToken('token-2');
+  api.faults.dropWatches({ abrupt: true });
+  api.upsert('services', clusterIPService('ns', 'b', ['10.0.0.2']));
+  await waitUntil(() => zone.services.has('ns/b'), 'a change after the token file rotated', 10_000);
+
+  // with --kube-master-url too, the token still comes from the file
+  const kc = loadKubeConfig({ kubecfgFile, masterUrl: `http://127.0.0.1:${api.port}` });
+  await kc.makeApiClient(CoreV1Api).listServiceForAllNamespaces();
+  assert.equal(api.requests.at(-1)?.token, 'token-2');
+
+  // a tokenFile that cannot be read fails at start, as client-go does, rather than 401 forever
+  await writeFile(kubecfgFile, `clusters: [{name: c, cluster: {server: "${api.url}", insecure-skip-tls-verify: true}}]
+users: [{name: u, user: {tokenFile: nope}}]
+contexts: [{name: x, context: {cluster: c, user: u}}]
+current-context: x
+`);
+  assert.throws(() => loadKubeConfig({ kubecfgFile }), (e: Error) => e instanceof KubeConfigError && /user "u": cannot read its tokenFile: .*nope/.test(e.message));
 });
 
 test('--kube-master-url alone: that server, no credentials; env vars are expanded', () => {

@@ -2,9 +2,10 @@
 //   --kubecfg-file          that kubeconfig (its current context)
 //   --kube-master-url       that server, overriding the kubeconfig's (or alone: no credentials)
 //   neither                 the pod's service account (KUBERNETES_SERVICE_HOST/PORT, token, CA)
-import { accessSync } from 'node:fs';
-import { KubeConfig, type Cluster } from '@kubernetes/client-node';
-import { RotatingTokenFile, rotatingTokenUsers } from './token-file.js';
+import { accessSync, constants, readFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { KubeConfig, loadYaml, type Cluster, type User } from '@kubernetes/client-node';
+import { RotatingTokenFile, rotatingTokenUsers, tokenFileUser } from './token-file.js';
 
 export class KubeConfigError extends Error {
   override name = 'KubeConfigError';
@@ -58,6 +59,7 @@ function withServer(kc: KubeConfig, server: string): KubeConfig {
     out.loadFromClusterAndUser(cluster, { name: 'kube-master-url' });
     return out;
   }
+  out.addAuthenticator(new RotatingTokenFile());
   out.loadFromOptions({
     clusters: kc.getClusters().map((c) => (c.name === current.name ? cluster : c)),
     users: kc.getUsers(),
@@ -65,6 +67,49 @@ function withServer(kc: KubeConfig, server: string): KubeConfig {
     currentContext: kc.getCurrentContext(),
   });
   return out;
+}
+
+/**
+ * The kubeconfig `file`, its users' `tokenFile` honoured: client-node 1.4 does not map that
+ * field, so such a user would send no credentials at all. client-go reads it (a relative path
+ * from the file's directory) and re-reads it as it rotates; RotatingTokenFile does both.
+ */
+function loadKubeconfigFile(file: string): KubeConfig {
+  const text = readFileSync(file, 'utf8');
+  const loaded = new KubeConfig();
+  loaded.loadFromString(text);
+  loaded.makePathsAbsolute(dirname(file));
+  const raw = loadYaml<{ users?: unknown }>(text);
+  const tokenFiles = new Map<string, string>();
+  for (const entry of Array.isArray(raw.users) ? (raw.users as unknown[]) : []) {
+    const e = entry as { name?: unknown; user?: { tokenFile?: unknown } } | null;
+    const path = e?.user?.tokenFile;
+    if (typeof e?.name === 'string' && typeof path === 'string' && path !== '') tokenFiles.set(e.name, resolve(dirname(file), path));
+  }
+  // an auth provider or exec plugin authenticates instead
+  const byFile = (u: User | null): string | undefined => (u && !u.authProvider && !u.exec ? tokenFiles.get(u.name) : undefined);
+  // as client-go: the current user's token file must be readable at start (unless it has a token too)
+  const current = loaded.getCurrentUser();
+  const currentFile = byFile(current);
+  if (currentFile !== undefined && !current?.token) {
+    try {
+      accessSync(currentFile, constants.R_OK);
+    } catch (e) {
+      throw new Error(`user ${JSON.stringify(current?.name)}: cannot read its tokenFile: ${(e as Error).message}`);
+    }
+  }
+  const kc = new KubeConfig();
+  kc.addAuthenticator(new RotatingTokenFile());
+  kc.loadFromOptions({
+    clusters: loaded.getClusters(),
+    users: loaded.getUsers().map((u) => {
+      const path = byFile(u);
+      return path === undefined ? u : tokenFileUser(u, path);
+    }),
+    contexts: loaded.getContexts(),
+    currentContext: loaded.getCurrentContext(),
+  });
+  return kc;
 }
 
 function loadInCluster(root: string, env: NodeJS.ProcessEnv): KubeConfig {
@@ -114,9 +159,9 @@ export function loadKubeConfig(src: KubeConfigSource = {}): KubeConfig {
   const env = src.env ?? process.env;
   const master = src.masterUrl ? parseMasterUrl(src.masterUrl, env) : undefined;
   if (src.kubecfgFile) {
-    const kc = new KubeConfig();
+    let kc: KubeConfig;
     try {
-      kc.loadFromFile(src.kubecfgFile);
+      kc = loadKubeconfigFile(src.kubecfgFile);
     } catch (e) {
       throw new KubeConfigError(`cannot load --kubecfg-file ${src.kubecfgFile}: ${(e as Error).message}`);
     }

@@ -33,8 +33,9 @@ export class RotatingTokenFile {
   }
 
   async applyAuthentication(user: User, opts: { headers?: Record<string, unknown> }): Promise<void> {
-    const path = String(user.authProvider?.config?.['path'] ?? '');
-    const token = this.current(path);
+    const config = user.authProvider?.config as { path?: unknown; token?: unknown } | undefined;
+    // a kubeconfig's `token`, if it has one besides tokenFile, only while the file cannot be read (client-go)
+    const token = this.current(String(config?.path ?? '')) ?? (typeof config?.token === 'string' ? config.token : undefined);
     if (token) (opts.headers ??= {})['Authorization'] = `Bearer ${token}`;
   }
 
@@ -54,6 +55,12 @@ export class RotatingTokenFile {
     }
     return prev?.token;
   }
+}
+
+/** `user` authenticating with the token in `path`, read through RotatingTokenFile. */
+export function tokenFileUser(user: User, path: string): User {
+  const { token, ...rest } = user;
+  return { ...rest, authProvider: { name: TOKEN_FILE_PROVIDER, config: { path, ...(token && { token }) } } };
 }
 
 /** Makes `users` read their token through RotatingTokenFile instead of client-node's tokenFile provider. */
