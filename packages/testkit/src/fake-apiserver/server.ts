@@ -71,6 +71,8 @@ export interface FailureFilter {
   /** Only watch requests (true) or only non-watch requests (false). */
   watch?: boolean;
   resource?: ResourceName;
+  /** Only list requests for a later page (true: with a continue token) or only first pages (false). */
+  continue?: boolean;
 }
 
 export interface FakeApiServerFaults {
@@ -208,12 +210,14 @@ export async function startFakeApiServer(opts: FakeApiServerOptions = {}): Promi
       (f) =>
         f.remaining > 0 &&
         (f.filter.watch === undefined || f.filter.watch === isWatch) &&
-        (f.filter.resource === undefined || f.filter.resource === parsed?.resource.name),
+        (f.filter.resource === undefined || f.filter.resource === parsed?.resource.name) &&
+        (f.filter.continue === undefined || f.filter.continue === (!isWatch && !!query['continue'])),
     );
     if (injected) {
       injected.remaining--;
       if (injected.retryAfterSeconds !== undefined) res.setHeader('Retry-After', String(injected.retryAfterSeconds));
-      return fail(status(injected.status, `injected failure (HTTP ${injected.status})`));
+      // a 410 on a continue token says what kube-apiserver says
+      return fail(injected.status === 410 && query['continue'] ? continueExpired() : status(injected.status, `injected failure (HTTP ${injected.status})`));
     }
     if (url.pathname === '/version') {
       return reply(200, { major: '1', minor: '34', gitVersion: 'v1.34.0-fake', platform: 'linux/amd64' });
