@@ -56,6 +56,29 @@ test('500s on list and watch: retried with backoff, the sync completes and the w
   assert.ok((sync.stats().services?.relists ?? 0) >= 1, 'a relist after two refused watches');
 });
 
+test('a paged list that always outlasts its continue token: one unpaged list, kube-dns gets ready and watches', async (t) => {
+  // a big cluster whose paged list takes longer than etcd keeps the snapshot (compaction, 5 min)
+  const api = await fakeApi(t);
+  for (let i = 0; i < 30; i++) api.upsert('services', clusterIPService('ns', `s${i}`, [`10.0.1.${i}`]));
+  api.faults.failRequests(1_000_000, 410, { resource: 'services', continue: true });
+  const zone = new RecordingZone();
+  const sync = new KubeSync({ kc: api.kubeConfig(), zone, watchPods: false, log: silentLogger(), backoff: { initialMs: 20, maxMs: 200 }, pageSize: 10 });
+  t.after(() => sync.stop());
+  sync.start();
+  await sync.waitForSync(5000);
+  assert.equal(zone.services.size, 30);
+  const lists = api.requests.filter((r) => r.resource === 'services' && !r.watch);
+  assert.deepEqual(lists.map((r) => [r.status, r.query['continue'] ? 'next' : Number(r.query['limit'] ?? 0) > 0 ? 'first' : 'all']), [
+    [200, 'first'],
+    [410, 'next'],
+    [200, 'all'],
+  ]);
+  await api.waitForWatches('services');
+  api.upsert('services', clusterIPService('ns', 'new', ['10.0.2.1']));
+  await waitUntil(() => zone.services.has('ns/new'), 'a change through the watch', 5000);
+  assert.equal(sync.stats().services?.relists, 0);
+});
+
 test('a watch that stays open and sends nothing is abandoned after watchIdleMs and the resource relisted', async (t) => {
   const api = await fakeApi(t);
   api.upsert('services', clusterIPService('ns', 'a', ['10.0.0.1']));

@@ -17,6 +17,7 @@ export interface ListPage<T> {
   metadata?: { resourceVersion?: string; _continue?: string };
 }
 
+/** `limit` 0: no paging, the whole list in one response (the API server reads limit=0 as unset). */
 export type ListFn<T> = (req: { limit: number; continueToken?: string; signal: AbortSignal }) => Promise<ListPage<T>>;
 
 export type WatchedResource = 'services' | 'endpointslices' | 'pods' | 'namespaces';

@@ -1,7 +1,7 @@
 // List-then-watch of one resource, kept in step with the API server forever:
 //   list (paged, consistent snapshot) → apply → delete what vanished → watch from the list's RV
 //   watch ends        → watch again from the last RV seen (no loss, no duplicates)
-//   410 Gone          → list again
+//   410 Gone          → list again (on a continue token: list again in one request, unpaged)
 //   anything failing  → retry after an exponential, jittered backoff; log what failed and when next
 //   watch refused twice in a row (an HTTP error, an ERROR event) → list again (after the backoff)
 // Only key → resourceVersion is kept, never whole objects: memory stays flat with cluster size.
@@ -283,23 +283,30 @@ export class Reflector<T extends ObjectWithMeta> extends EventEmitter {
     let token: string | undefined;
     let listRv: string | undefined;
     let sinceYield = 0;
+    /** A continue token expired: list in one request (limit 0) until that succeeds. */
+    let unpaged = false;
     for (;;) {
       if (this.stopped) return false;
       let page;
       try {
-        page = await this.listPage(limit, token);
+        page = await this.listPage(unpaged ? 0 : limit, token);
       } catch (e) {
         if (this.stopped) return false;
         this.noteError(`list: ${describeError(e)}`);
-        const delay = this.retryDelay(e);
         if (isGone(e) && token !== undefined) {
-          // The snapshot behind the continue token is gone: a consistent list must start over.
+          // The list outlasted the snapshot behind its continue token (etcd compaction, 5 min):
+          // paging again from the first page can do so for ever. As client-go's pager
+          // (FullListIfExpired): one unpaginated list, at once.
           token = undefined;
           listRv = undefined;
           seen = new KnownObjects();
+          unpaged = true;
+          this.o.log.warn({ resource: this.o.resource, err: describeError(e) }, 'list continue token expired; listing everything in one request');
+          continue;
         }
+        const delay = this.retryDelay(e);
         this.o.log.warn(
-          { resource: this.o.resource, err: describeError(e), page: token === undefined ? 'first' : 'next', retryInMs: delay },
+          { resource: this.o.resource, err: describeError(e), page: unpaged ? 'all' : token === undefined ? 'first' : 'next', retryInMs: delay },
           'list failed; retrying',
         );
         await this.clock.sleep(delay, this.stopper.signal);
