@@ -42,6 +42,33 @@ test('429 Too Many Requests with Retry-After: the next list waits that long, not
   t.diagnostic(`Retry-After 2 s honoured: retried after ${waited} ms`);
 });
 
+test('watches throttled (429, 503): re-watched from the same resourceVersion after at least 1 s each, never a relist', async (t) => {
+  // API Priority & Fairness rejecting watches of a busy cluster: a relist would add to the load
+  const api = await fakeApi(t);
+  api.upsert('services', clusterIPService('ns', 'a', ['10.0.0.1']));
+  const { zone, sync } = await syncWith(t, api);
+  const rv = sync.stats().services?.resourceVersion;
+  api.requests.length = 0;
+  api.faults.failRequests(2, 429, { resource: 'services', watch: true }, 1);
+  api.faults.failRequests(1, 503, { resource: 'services', watch: true });
+  api.faults.dropWatches({ resource: 'services' });
+  api.upsert('services', clusterIPService('ns', 'b', ['10.0.0.2']));
+  await waitUntil(() => zone.services.has('ns/b'), 'the change made while watches were throttled', 15_000);
+  const svc = api.requests.filter((r) => r.resource === 'services');
+  assert.deepEqual(
+    svc.map((r) => [r.watch ? 'watch' : 'list', r.status, r.query['resourceVersion']]),
+    [
+      ['watch', 429, rv],
+      ['watch', 429, rv],
+      ['watch', 503, rv],
+      ['watch', 200, rv],
+    ],
+  );
+  const gaps = svc.slice(1).map((r, i) => r.at - svc[i]!.at);
+  assert.ok(gaps.every((g) => g >= 950), `re-watched after ${gaps.join(', ')} ms (floor 1 s)`);
+  assert.equal(sync.stats().services?.relists, 0);
+});
+
 test('500s on list and watch: retried with backoff, the sync completes and the watch resumes', async (t) => {
   const api = await fakeApi(t);
   api.upsert('services', clusterIPService('ns', 'a', ['10.0.0.1']));

@@ -53,7 +53,7 @@ export function describeError(e: unknown): string {
 
 /**
  * Retry-After of a failed request, in ms, when the server sent one in seconds (ApiException
- * carries the response headers; client-node's Watch errors do not, so watches get plain backoff).
+ * carries the response headers; client-node's Watch errors do not, so a throttled watch waits a floor instead).
  */
 export function retryAfterMs(e: unknown): number | undefined {
   if (typeof e !== 'object' || e === null) return undefined;

@@ -4,6 +4,7 @@
 //   410 Gone          → list again (on a continue token: list again in one request, unpaged)
 //   anything failing  → retry after an exponential, jittered backoff; log what failed and when next
 //   watch refused twice in a row (an HTTP error, an ERROR event) → list again (after the backoff)
+//   watch refused with 429 / 503 (throttled) → watch again from the last RV, after at least 1 s
 // Only key → resourceVersion is kept, never whole objects: memory stays flat with cluster size.
 import { EventEmitter } from 'node:events';
 import { randomInt } from 'node:crypto';
@@ -18,6 +19,9 @@ import { realClock, type Clock } from './clock.js';
 import { describeError, isGone, retryAfterMs } from './errors.js';
 import type { ListFn } from './list-api.js';
 import { watchOnce, type RunningWatch, type WatchEventObject, type WatchOutcome } from './watch-once.js';
+
+/** Least wait before re-watching after a 429 / 503 (kube-apiserver's Retry-After is 1 s or more). */
+const THROTTLED_RETRY_MIN_MS = 1000;
 
 export interface ObjectWithMeta {
   metadata?: { name?: string; namespace?: string; resourceVersion?: string };
@@ -180,7 +184,12 @@ export class Reflector<T extends ObjectWithMeta> extends EventEmitter {
       // event, it is (a server that ends every watch at once must not get a tight loop).
       const healthy = events > 0 || elapsed >= (this.o.healthyWatchMs ?? 30_000) || (outcome.kind === 'closed' && elapsed >= 1000);
       if (healthy) this.backoff.reset();
-      const delay = healthy ? 0 : this.backoff.next();
+      let delay = healthy ? 0 : this.backoff.next();
+      // An overloaded API server (Priority & Fairness: 429) or one not ready (503) asks for a
+      // retry, not a relist (client-go re-watches too). client-node's Watch error carries no
+      // Retry-After, so a floor stands in for it: a fleet must not return within the backoff's 200 ms.
+      const throttled = outcome.kind === 'error' && (outcome.status === 429 || outcome.status === 503);
+      if (throttled) delay = Math.max(delay, THROTTLED_RETRY_MIN_MS);
       const ctx = { resource: this.o.resource, resourceVersion: this.rv, events, retryInMs: delay };
       if (outcome.kind !== 'error') failedWatches = 0;
       if (outcome.kind === 'expired') {
@@ -197,7 +206,8 @@ export class Reflector<T extends ObjectWithMeta> extends EventEmitter {
         // a row, list again (client-go's ListAndWatch relists after a watch error it does not
         // retry), so the data is at most one backoff old. A transport failure (the server down,
         // a connection reset) resumes from the last RV, as client-go retries those.
-        failedWatches = outcome.http ? failedWatches + 1 : 0;
+        // A throttled watch resumes from the last RV too, and leaves the count as it is.
+        if (!throttled) failedWatches = outcome.http ? failedWatches + 1 : 0;
         needList = failedWatches >= 2;
         if (needList) failedWatches = 0;
         this.o.log.warn({ ...ctx, err: outcome.message, relist: needList }, needList ? 'watch failed again; relisting' : 'watch failed; retrying');

@@ -10,8 +10,11 @@ export type WatchOutcome =
   | { kind: 'closed' }
   /** 410: the RV is too old (HTTP 410 or an ERROR event with a 410 Status): relist. */
   | { kind: 'expired'; message: string }
-  /** `http`: the server answered with an error (an HTTP status, an ERROR event), not a transport failure. */
-  | { kind: 'error'; message: string; http: boolean }
+  /**
+   * `http`: the server answered with an error (an HTTP status, an ERROR event), not a transport
+   * failure; `status`: the HTTP status the watch request was refused with.
+   */
+  | { kind: 'error'; message: string; http: boolean; status?: number }
   /** Nothing (no event, no bookmark) for `idleMs`: the stream is wedged somewhere; relist. */
   | { kind: 'idle'; message: string }
   | { kind: 'aborted' };
@@ -48,6 +51,11 @@ export interface WatchOnceOptions {
 export interface RunningWatch {
   done: Promise<WatchOutcome>;
   abort(): void;
+}
+
+function refused(err: unknown): WatchOutcome {
+  const status = httpStatusOf(err);
+  return { kind: 'error', message: describeError(err), http: status !== undefined, ...(status !== undefined && { status }) };
 }
 
 export function watchOnce(o: WatchOnceOptions): RunningWatch {
@@ -105,7 +113,7 @@ export function watchOnce(o: WatchOnceOptions): RunningWatch {
       (err: unknown) => {
         if (err === null || err === undefined) finish({ kind: 'closed' });
         else if (isGone(err)) finish({ kind: 'expired', message: describeError(err) });
-        else finish({ kind: 'error', message: describeError(err), http: httpStatusOf(err) !== undefined });
+        else finish(refused(err));
       },
     )
     .then(
@@ -117,7 +125,7 @@ export function watchOnce(o: WatchOnceOptions): RunningWatch {
           o.onEstablished();
         }
       },
-      (err: unknown) => finish({ kind: 'error', message: describeError(err), http: httpStatusOf(err) !== undefined }),
+      (err: unknown) => finish(refused(err)),
     );
 
   return { done, abort: () => finish({ kind: 'aborted' }) };
