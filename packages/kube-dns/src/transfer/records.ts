@@ -8,7 +8,7 @@
 //   external zone: per Service with an outside address its A/AAAA or CNAME and SRV names.
 import type { Answer } from 'dns-packet';
 import type { HeadlessView } from '../records/headless.js';
-import type { Zone } from '../records/zone.js';
+import type { ServiceEntry, Zone } from '../records/zone.js';
 import { soa } from '../resolve/answers.js';
 import { resolve } from '../resolve/resolve.js';
 import type { ResolveOptions } from '../resolve/types.js';
@@ -35,6 +35,20 @@ const ADDR_SRV = ['A', 'AAAA', 'SRV'] as const;
 /** Records per piece of a large headless Service. */
 const PIECE = 256;
 
+/**
+ * The Services as a build begins, each looked up again when its turn comes (the build pauses
+ * between Services): one deleted meanwhile is left out, one re-created is given once, as it is
+ * then, and one added waits for the next serial, which its change moves. A live walk of the
+ * zone's maps would visit a re-created Service again at their end: twice in one transfer, as an
+ * A and a CNAME, which a secondary rejects.
+ */
+function* servicesNow(zone: Zone): Generator<ServiceEntry> {
+  for (const was of [...zone.allServices()]) {
+    const e = zone.getService(was.info.namespace, was.info.name);
+    if (e) yield e;
+  }
+}
+
 /** What a headless Service answers: its name, each endpoint's name, each named port's SRV. */
 function* headlessQuestions(view: HeadlessView, fqdn: string): Generator<readonly [string, string]> {
   for (const t of ADDR_SRV) yield [fqdn, t];
@@ -52,7 +66,7 @@ export function* clusterZoneRecordsByService(zone: Zone, opts: ResolveOptions): 
   const first = soa(z, opts); // the serial as the transfer began, at both ends (RFC 5936 2.2)
   const apex = collect([first], lookup, z, ['NS']);
   yield collect(apex, lookup, `dns-version.${z}`, ['TXT']);
-  for (const e of zone.allServices()) {
+  for (const e of servicesNow(zone)) {
     const fqdn = zone.fqdn(e, z);
     if (e.info.kind === 'ExternalName') {
       yield collect([], lookup, fqdn, ['CNAME', ...ADDR]);
@@ -87,7 +101,7 @@ export function* externalZoneRecordsByService(zone: Zone, ez: ExternalZone): Gen
   };
   const first = soa(ez.name, ez.opts);
   yield collect([first], lookup, ez.name, ['NS']);
-  for (const e of zone.allServices()) {
+  for (const e of servicesNow(zone)) {
     const ext = e.info.external;
     if (!ext) continue;
     const base = `${e.info.name}.${e.info.namespace}.${ez.name}`;
