@@ -155,6 +155,9 @@ export class ZoneTransfer {
     // keep a zone's worth of memory per spelling
     const key = `${name}/${q.qtype}`;
     const served = (t: Built): Buffer => {
+      // who may transfer can change while a build runs (transferTo in the ConfigMap)
+      if (!this.acl) return refuse('off');
+      if (!allowed(this.acl, address)) return refuse('address');
       this.transfers.inc({ zone: name });
       this.o.log.info({ client: address, zone: name, records: t.records, serial: t.serial }, 'zone transfer');
       return withTransferId(t.framed, q.id, query.subarray(q.nameOffset, q.nameOffset + q.nameLength));
