@@ -440,6 +440,50 @@ test('TCP: a partial length prefix, half a message, or a message trickled in are
   assert.ok(s.tcp.stats().slowMessages >= 1);
 });
 
+test('TCP: AXFRs pipelined while the transfer is being built are taken one at a time: no copy of the zone per question for a client that does not read', async (t) => {
+  // 15 MB of records: more than loopback's socket buffers take
+  const txt = Array.from({ length: 60 }, () => 'x'.repeat(250));
+  const records = Array.from({ length: 1000 }, (_, i) => ({ name: `r${i}.cluster.local`, type: 'TXT' as const, ttl: 30, data: txt }));
+  let asked = 0;
+  const s = await startStack({
+    handler: {
+      transfer: {
+        // a build under way (transfer/transfer.ts builds between queries): the reply comes later
+        answer: async (_query, q) => {
+          asked++;
+          await sleep(100);
+          return encodeTransfer(q.id, 'cluster.local', records);
+        },
+      },
+    },
+  });
+  t.after(s.stop);
+  const sock = await open(s.server.port);
+  t.after(() => sock.destroy());
+  sock.pause(); // does not read
+  sock.write(Buffer.concat(Array.from({ length: 32 }, (_, i) => frame(buildQuery({ name: 'cluster.local', type: 'AXFR', id: 100 + i })))));
+  await sleep(1500);
+  // before: all 32 accepted at once, each written whole when its build ended (480 MB unsent)
+  assert.ok(asked <= 2, `${asked} transfers answered to a client that has read nothing`);
+  // it reads: every transfer comes, in turn
+  let messages = 0;
+  let buf = Buffer.alloc(0);
+  sock.on('data', (c: Buffer) => {
+    buf = Buffer.concat([buf, c]);
+    while (buf.length >= 2 && buf.length >= 2 + buf.readUInt16BE(0)) {
+      messages++;
+      buf = buf.subarray(2 + buf.readUInt16BE(0));
+    }
+  });
+  sock.resume();
+  const one = encodeTransfer(1, 'cluster.local', records);
+  let perTransfer = 0; // messages in one transfer
+  for (let off = 0; off < one.length; off += 2 + one.readUInt16BE(off)) perTransfer++;
+  for (let i = 0; i < 600 && messages < 32 * perTransfer; i++) await sleep(50);
+  assert.equal(asked, 32, 'every question answered once the client reads');
+  assert.equal(messages, 32 * perTransfer, 'every transfer whole');
+});
+
 test('TCP: a connection waiting for its reply is not idle: a reply slower than the idle timeout still arrives', async (t) => {
   // a zone transfer of a large zone is built between queries (transfer/transfer.ts) and may take
   // longer than the idle timeout; so may a forward to a slow upstream. Neither is the client's silence.

@@ -13,10 +13,11 @@ import { Notifier } from '../src/transfer/notify.js';
 import { soa } from '../src/resolve/answers.js';
 import { clusterZoneRecords } from '../src/transfer/records.js';
 import { ZoneTransfer } from '../src/transfer/transfer.js';
+import { isFramed } from '../src/transfer/messages.js';
 import { parseQuery } from '../src/server/wire.js';
 import { Zone } from '../src/records/zone.js';
 import type { ResolveOptions } from '../src/resolve/types.js';
-import { clusterIP, ep, headless, slice } from './resolve-fixtures.js';
+import { clusterIP, ep, externalName, headless, slice } from './resolve-fixtures.js';
 
 test('ACL: CIDRs and single IPs allow, IPv4-mapped IPv6 counts as IPv4, only IP entries are notified', () => {
   const acl = parseTransferTo('10.0.0.0/8, 192.0.2.53:5353, [2001:db8::53], fd00::/64');
@@ -150,8 +151,9 @@ function unframe(framed: Buffer): { rrs: Answer[]; ids: Set<number> } {
   return { rrs, ids };
 }
 
-test('a transfer is built a slice at a time, once per serial; a change made during a build waits for the next serial, and each transfer carries one serial at both ends', async (t) => {
+test('a transfer is built a slice at a time, once per serial; a Service added or re-created during a build waits for the next serial, and each transfer carries one serial at both ends', async (t) => {
   const zone = new Zone();
+  zone.setService(clusterIP('aaa', 'web', ['10.0.0.1'])); // first in the walk, alone in its namespace
   for (let i = 0; i < 3000; i++) zone.setService(clusterIP(`ns${i % 20}`, `svc-${i}`, [`10.96.${i >> 8}.${i & 255}`]));
   let now = 1_800_000_000_000;
   let mono = 0;
@@ -177,8 +179,12 @@ test('a transfer is built a slice at a time, once per serial; a change made duri
   const b = ask(2); // the same serial: the same build
   assert.ok(a instanceof Promise && b instanceof Promise, 'being built: a promise');
   await new Promise((r) => setImmediate(r));
-  // a change while it is being built, a second later: the next question has a new serial
+  // changes while it is being built, a second later: the next question has a new serial. web is
+  // past (the build's first slice), deleted and re-created as another kind: a live walk of the
+  // zone's maps met it again at their end, and the transfer had it twice, as an A and a CNAME
   zone.setService(clusterIP('late', 'arrival', ['10.0.9.9']));
+  zone.deleteService('aaa', 'web');
+  zone.setService(externalName('aaa', 'web', 'example.com'));
   now += 1000;
   mono += 1000;
   const c = ask(3);
@@ -195,8 +201,12 @@ test('a transfer is built a slice at a time, once per serial; a change made duri
   assert.equal(serialOf(ua.rrs.at(-1)), first, 'the same serial at both ends, though it moved during the build');
   assert.equal(serialOf(uc.rrs[0]), first + 1);
   assert.equal(serialOf(uc.rrs.at(-1)), first + 1);
-  assert.ok(uc.rrs.some((r) => r.name === 'arrival.late.svc.cluster.local'), 'the change is in the next serial');
-  assert.equal(uc.rrs.length, 4 + 3001, 'SOA ×2, NS, TXT and an A per Service (no ports: no SRV)');
+  const owned = (rrs: Answer[], name: string): string[] => rrs.filter((r) => r.name === name).map((r) => r.type);
+  assert.deepEqual(owned(ua.rrs, 'web.aaa.svc.cluster.local'), ['A'], 'web once, as it was when the build began');
+  assert.deepEqual(owned(ua.rrs, 'arrival.late.svc.cluster.local'), [], 'a Service added during the build waits for the next serial');
+  assert.deepEqual(owned(uc.rrs, 'web.aaa.svc.cluster.local'), ['CNAME'], 'the next serial has web as it is now');
+  assert.deepEqual(owned(uc.rrs, 'arrival.late.svc.cluster.local'), ['A']);
+  assert.equal(uc.rrs.length, 4 + 3002, 'SOA ×2, NS, TXT and one record per Service (no ports: no SRV)');
   // asked again at that serial: kept, no build
   const again = ask(4);
   assert.ok(Buffer.isBuffer(again));
@@ -248,4 +258,37 @@ test('serial: endpoint churn of a ClusterIP Service leaves it; a headless Servic
   assert.equal(later(), back + 4, 'a slice before its Service');
   zone.setService(clusterIP('default', 'early', ['10.0.0.10']));
   assert.equal(later(), back + 8, 'then the Service: a new serial');
+});
+
+test('transfers turned off (or the asker no longer allowed) while a transfer is being built: REFUSED, not the zone', async (t) => {
+  const zone = new Zone();
+  for (let i = 0; i < 3000; i++) zone.setService(clusterIP(`ns${i % 20}`, `svc-${i}`, [`10.96.${i >> 8}.${i & 255}`]));
+  const opts: ResolveOptions = { zone: 'cluster.local', ttl: 30, pods: 'insecure', serial: 7 };
+  const transfer = (): ZoneTransfer => {
+    const x = new ZoneTransfer({ zone, cluster: opts, external: [], log: silentLogger(), registry: new Registry() });
+    t.after(() => x.stop());
+    x.setAcl(parseTransferTo('127.0.0.1, 127.0.0.2'));
+    return x;
+  };
+  const ask = (xfr: ZoneTransfer, from: string): Buffer | Promise<Buffer> => {
+    const query = Buffer.from(dnsPacket.encode({ type: 'query', id: 9, questions: [{ name: 'cluster.local', type: 'AXFR', class: 'IN' }] }));
+    const q = parseQuery(query);
+    assert.ok(q.ok);
+    return xfr.answer(query, q, 'tcp', from);
+  };
+  const rcode = async (p: Buffer | Promise<Buffer>): Promise<number> => {
+    assert.ok(p instanceof Promise, 'being built');
+    const b = await p;
+    return isFramed(b) ? 0 : b[3]! & 0xf;
+  };
+  const narrowed = transfer();
+  const fromTwo = ask(narrowed, '127.0.0.2');
+  const fromOne = ask(narrowed, '127.0.0.1');
+  narrowed.setAcl(parseTransferTo('127.0.0.1')); // 127.0.0.2 is no longer listed
+  assert.equal(await rcode(fromTwo), 5, 'no longer allowed: REFUSED');
+  assert.equal(await rcode(fromOne), 0, 'still allowed: the zone');
+  const off = transfer();
+  const asked = ask(off, '127.0.0.1');
+  off.setAcl(undefined); // transferTo: "" in the ConfigMap
+  assert.equal(await rcode(asked), 5, 'transfers off: REFUSED');
 });

@@ -15,7 +15,7 @@ import { QUESTION_NAME_ONLY, encodeNegative, encodeRcode, encodeReply, fitRelaye
 import { MalformedQueries } from './malformed.js';
 import { DROP } from './reply-budget.js';
 import { ResponseCache } from './response-cache.js';
-import { isFramed } from '../transfer/messages.js';
+import { isFramed, transferUnderway } from '../transfer/messages.js';
 import { rotateAnswers } from './rotate.js';
 import { CLASS_IN, Flag, RCODE, TYPE_ANY, errorReply, parseQuery, type ParsedQuery } from './wire.js';
 
@@ -149,7 +149,7 @@ export class DnsHandler {
       // before the first sync a transfer would hand out an empty zone: SERVFAIL, the secondary retries
       const reply = !t || q.qclass !== CLASS_IN ? encodeRcode(query, q, RCODE.REFUSED) : this.opts.isSynced() ? t.answer(query, q, transport, address) : encodeRcode(query, q, RCODE.SERVFAIL);
       // a transfer being built comes later (transfer/transfer.ts builds it between queries)
-      if (!Buffer.isBuffer(reply)) return reply.then((r) => this.done(q, r, transport, started, 'auth', false));
+      if (!Buffer.isBuffer(reply)) return transferUnderway(reply.then((r) => this.done(q, r, transport, started, 'auth', false)));
       return this.done(q, reply, transport, started, 'auth', false);
     }
 

@@ -20,7 +20,7 @@ import { performance } from 'node:perf_hooks';
 import { createServer, type Server, type Socket } from 'node:net';
 import type { Logger } from '@kube-dns/config';
 import type { DnsHandler } from './handler.js';
-import { isFramed } from '../transfer/messages.js';
+import { isFramed, isTransferUnderway } from '../transfer/messages.js';
 
 export interface TcpOptions {
   idleTimeoutMs?: number;
@@ -209,6 +209,12 @@ export class TcpListener {
       if (r === undefined) continue;
       if (Buffer.isBuffer(r)) this.write(st, r);
       else this.await(st, r);
+      // a zone transfer still being built: nothing more is read until it is written and drained,
+      // as with one already built, or 32 pipelined ones would each add a copy of the zone
+      if (!st.blocked && !Buffer.isBuffer(r) && isTransferUnderway(r)) {
+        st.blocked = true;
+        c.pause();
+      }
       if (st.pending >= this.maxPipelined && !st.blocked) {
         st.blocked = true;
         c.pause();

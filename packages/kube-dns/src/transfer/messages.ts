@@ -15,6 +15,18 @@ export function isFramed(b: Buffer): boolean {
   return framed.has(b);
 }
 
+/** Replies to come that are zone transfers being built: the TCP listener reads nothing more meanwhile. */
+const underway = new WeakSet<Promise<unknown>>();
+
+export function transferUnderway<T>(p: Promise<T>): Promise<T> {
+  underway.add(p);
+  return p;
+}
+
+export function isTransferUnderway(p: Promise<unknown>): boolean {
+  return underway.has(p);
+}
+
 /**
  * Encodes a transfer a few records at a time (add), so that its building can pause between
  * slices (transfer.ts); finish() gives the framed messages. `zoneName` as asked (case kept);
