@@ -9,7 +9,7 @@
 // answer for as long. The serial then moves at most once per ten builds' CPU time (serial.ts),
 // so transfers take at most a tenth of the CPU under churn; secondaries lag as much, and a change
 // waits at most that long for its serial. A change made while a build runs may already be in it
-// (it carries the serial of its start): the next serial brings it anyway.
+// (it carries the serial of its start; records.ts says which): the next serial brings it anyway.
 import { Buffer } from 'node:buffer';
 import { performance } from 'node:perf_hooks';
 import * as dnsPacket from 'dns-packet';
