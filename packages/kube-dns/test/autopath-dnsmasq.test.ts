@@ -19,7 +19,7 @@ test('autopath through dnsmasq: one round trip per name, each namespace its own 
     upstreamHandler: (q) =>
       q.name !== 'example.test' ? { rcode: 'NXDOMAIN' } : q.type === 'A' ? { answers: [{ name: q.name, type: 'A', ttl: 60, data: '192.0.2.10' }] } : {},
     extraKubednsArgs: [manifestOptionalArg('--autopath')],
-    extraDnsmasqArgs: [manifestOptionalArg('--add-subnet')],
+    extraDnsmasqArgs: [manifestOptionalArg('--add-subnet'), manifestOptionalArg('--strip-subnet')],
     seed: (api) => {
       api.upsert('services', clusterIPService('bank', 'api', ['10.3.0.7']));
       api.upsert('pods', pod('shop', 'web-0', [SHOP]));
@@ -103,7 +103,7 @@ test('autopath through dnsmasq: one round trip per name, each namespace its own 
 test('dnsmasq with --add-subnet caches no forwarded answer: external names reach the upstream every time', async (t) => {
   // what the README's autopath section reports: dnsmasq's cache is keyed by name only, so with a
   // per-client subnet it stops caching what it forwards (the price of telling clients apart)
-  const pod0 = await startPod({ extraKubednsArgs: [manifestOptionalArg('--autopath')], extraDnsmasqArgs: [manifestOptionalArg('--add-subnet')], seed: (api) => api.upsert('pods', pod('shop', 'web-0', [SHOP])) });
+  const pod0 = await startPod({ extraKubednsArgs: [manifestOptionalArg('--autopath')], extraDnsmasqArgs: [manifestOptionalArg('--add-subnet'), manifestOptionalArg('--strip-subnet')], seed: (api) => api.upsert('pods', pod('shop', 'web-0', [SHOP])) });
   t.after(() => pod0.stop());
   const dnsmasq = { host: pod0.dnsmasq.host, port: pod0.dnsmasq.port };
   const hits0 = await pod0.cacheHits();

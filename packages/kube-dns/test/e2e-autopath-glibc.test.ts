@@ -108,7 +108,7 @@ async function lookupThroughPod(autopath: boolean) {
       upstreamHandler: (q) =>
         q.name === 'www.example.test' ? (q.type === 'A' ? { answers: [{ name: q.name, type: 'A', ttl: 60, data: '192.0.2.44' }] } : {}) : { rcode: 'NXDOMAIN' },
       extraKubednsArgs: autopath ? [manifestOptionalArg('--autopath')] : [],
-      extraDnsmasqArgs: autopath ? [manifestOptionalArg('--add-subnet')] : [],
+      extraDnsmasqArgs: autopath ? [manifestOptionalArg('--add-subnet'), manifestOptionalArg('--strip-subnet')] : [],
       dnsmasqListen: { host: ns.hostIp, port: 53 },
       seed: (api) => {
         api.upsert('pods', pod('shop', 'client-0', [ns.podIp]));
