@@ -79,7 +79,8 @@ test('autopath through dnsmasq: one round trip per name, each namespace its own 
     assert.equal(r.answers?.length ?? 0, 0, from);
   }
   const c = await counts();
-  assert.equal(c.upstream, 2 + 5 + 10 + 1, 'external completions');
+  assert.equal(c.upstream, 1 + 5 + 10 + 1, 'external completions');
+  assert.equal(c.nodata, 1, 'the AAAA: NODATA completes nothing');
   assert.equal(c.cluster, 1);
   assert.equal(c.not_found, 1, 'nowhere.*');
   assert.equal(c.other_namespace, 5 + 10);

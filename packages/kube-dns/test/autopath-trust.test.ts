@@ -5,11 +5,15 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as dnsPacket from 'dns-packet';
 import { clusterIPService, externalNameService, pod, startTestDnsServer } from '@kube-dns/testkit';
+import { AUTOPATH_RESULTS } from '../src/autopath/metrics.js';
 import { askFrom, autopathCounts, question, records, subnetOf } from './autopath-helpers.js';
 import { eventually, startCluster, waitSynced } from './integration-helpers.js';
 
 const POD_IP = '10.244.3.7';
 const EXT = 'example.test.shop.svc.cluster.local';
+
+/** kubedns_autopath_total of every result, before anything was asked. */
+const zeroCounts = Object.fromEntries(AUTOPATH_RESULTS.map((r) => [r, 0]));
 
 async function setup(t: import('node:test').TestContext, args: string[]) {
   const upstream = await startTestDnsServer({
@@ -91,7 +95,7 @@ test("autopath walks the node's search domains before the bare name", async (t) 
 });
 
 test('autopath: a name without records of the asked type (NODATA) is NODATA without a CNAME, so glibc goes on; a dangling ExternalName is passed', async (t) => {
-  const { c } = await setup(t, ['--autopath']);
+  const { c, counts } = await setup(t, ['--autopath']);
   // namespace mail has a Service, so mail.svc.cluster.local exists without an address (NODATA).
   // glibc takes NODATA as "try the next name" (mail.corp.example, which has one), but a CNAME
   // alone as the answer: the reply must not carry one (CoreDNS's autopath does the same)
@@ -102,11 +106,14 @@ test('autopath: a name without records of the asked type (NODATA) is NODATA with
   assert.equal(r.rcode, 'NOERROR');
   assert.deepEqual(records(r), [], 'no CNAME, no address: glibc asks the next search name itself');
   assert.equal(r.authorities?.[0]?.type, 'SOA');
+  // counted as nodata, not as a completion: the pod still asks mail.svc.cluster.local and the rest itself
+  assert.deepEqual(await counts(), { ...zeroCounts, nodata: 1 });
   // gone.mail.svc.cluster.local is a CNAME to a name that does not exist (NXDOMAIN asked directly):
   // nothing further exists, so the plain NXDOMAIN, never a CNAME to nowhere
   const gone = await askFrom('127.0.0.1', c.server, question('gone.mail.shop.svc.cluster.local', 'A', [subnetOf(POD_IP)]));
   assert.equal(gone.rcode, 'NXDOMAIN');
   assert.equal(gone.answers?.length ?? 0, 0);
+  assert.deepEqual(await counts(), { ...zeroCounts, nodata: 1, not_found: 1 });
 });
 
 test('autopath over UDP: an upstream answer too large for UDP comes back with TC, and whole over TCP', async (t) => {

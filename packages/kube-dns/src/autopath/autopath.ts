@@ -105,8 +105,7 @@ export class Autopath {
             truncated = up.truncated;
           }
         }
-        this.o.count('cluster');
-        return this.found(q, name, true, answers, r.authorities, truncated);
+        return this.found(q, name, 'cluster', answers, r.authorities, truncated);
       }
       const up = await this.upstream(name, qtype, transport);
       if (!up) return this.fail('upstream_error');
@@ -115,8 +114,7 @@ export class Autopath {
         continue;
       }
       if (up.rcode !== 0) return this.fail('upstream_error');
-      this.o.count('upstream');
-      return this.found(q, name, false, up.answers, up.authorities, up.truncated);
+      return this.found(q, name, 'upstream', up.answers, up.authorities, up.truncated);
     }
     return this.fail('not_found');
   }
@@ -124,9 +122,15 @@ export class Autopath {
   /**
    * The answer for `name`, the first of the walk that exists: the CNAME to it and its records, or
    * NODATA (its SOA, no CNAME) when it has none of the asked type and nothing was cut (TC).
+   * NODATA is counted apart: it completes nothing, the pod's resolver goes on with its next name.
    */
-  private found(q: ParsedQuery, name: string, aa: boolean, answers: dnsPacket.Answer[], authorities: dnsPacket.Answer[], truncated: boolean): AutopathAnswer {
-    if (answers.length === 0 && !truncated) return { rcode: 0, aa, answers: [], authorities, truncated };
+  private found(q: ParsedQuery, name: string, from: 'cluster' | 'upstream', answers: dnsPacket.Answer[], authorities: dnsPacket.Answer[], truncated: boolean): AutopathAnswer {
+    const aa = from === 'cluster';
+    if (answers.length === 0 && !truncated) {
+      this.o.count('nodata');
+      return { rcode: 0, aa, answers: [], authorities, truncated };
+    }
+    this.o.count(from);
     return { rcode: 0, aa, answers: [this.cname(q, name), ...answers], authorities: answers.length ? [] : authorities, truncated };
   }
 

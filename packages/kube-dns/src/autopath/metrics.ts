@@ -5,6 +5,9 @@ import client, { type Registry } from 'prom-client';
 export const AUTOPATH_RESULTS = [
   'cluster', // answered by a later cluster search name (CNAME to it + its records)
   'upstream', // answered by the name itself, or a node search domain, from upstream
+  // the first name that exists has no records of the asked type: NODATA, no CNAME. Nothing is
+  // completed: the pod asks its next search names itself (unless its A or AAAA twin got records)
+  'nodata',
   'not_found', // no candidate exists: the plain NXDOMAIN
   'upstream_error', // an upstream candidate failed: the plain NXDOMAIN
   'no_client_subnet', // the query carried no client address (dnsmasq without --add-subnet)
@@ -27,7 +30,7 @@ export function registerAutopathMetrics(r: Registry): (result: AutopathResult) =
   const reported = new Float64Array(AUTOPATH_RESULTS.length);
   new client.Counter({
     name: 'kubedns_autopath_total',
-    help: 'Questions autopath considered (NXDOMAIN for <name>.<namespace>.svc.<zone>), by what it did.',
+    help: 'Questions autopath considered (NXDOMAIN for <name>.<namespace>.svc.<zone>), by what it did: completed (cluster, upstream), NODATA that completes nothing (nodata), or the plain NXDOMAIN and why (the other results).',
     labelNames: ['result'],
     registers: [r],
     collect() {
