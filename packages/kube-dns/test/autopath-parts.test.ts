@@ -1,11 +1,12 @@
-// autopath's pure parts: the client-subnet option read from query bytes, the pod IP index, and
-// the search path a pod walks.
+// autopath's pure parts: the client-subnet option read from query bytes, the pod IP index, the
+// search path a pod walks, and the memory of searches left to the pod.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as dnsPacket from 'dns-packet';
 import { isLoopback, parseOption, readClientSubnet } from '../src/autopath/ecs.js';
 import { PodIpIndex } from '../src/autopath/pod-index.js';
-import { firstExpansion, parseSearchDomains, remainingCandidates } from '../src/autopath/search.js';
+import { basesReaching, firstExpansion, laterNameLooksFirst, parseSearchDomains, remainingCandidates } from '../src/autopath/search.js';
+import { MAX_CHARS, MAX_ENTRIES, SearchMemory, TTL_MS } from '../src/autopath/search-memory.js';
 import { parseQuery } from '../src/server/wire.js';
 
 function queryWith(options: object[] | undefined): Buffer {
@@ -119,4 +120,59 @@ test('search path: the first expansion and what follows it', () => {
   assert.deepEqual(parseSearchDomains('nameserver 10.0.0.1\nsearch a.example B.example.\noptions ndots:1\n'), ['a.example', 'b.example']);
   assert.deepEqual(parseSearchDomains('search old.example\ndomain new.example\n'), ['new.example']);
   assert.deepEqual(parseSearchDomains('nameserver 10.0.0.1\n'), []);
+});
+
+test('search path: which searches a later name belongs to, and which searches have lookalike later names', () => {
+  const z = 'cluster.local';
+  const node = ['corp.example'];
+  // redis.N.svc.<zone> is the second name of `redis.N`'s search, the third of `redis.N.svc`'s,
+  // and the last of its own; never a later name of `redis`'s (it is that search's first)
+  assert.deepEqual(basesReaching('redis.payments.svc.cluster.local', z, node), ['redis.payments.svc.cluster.local', 'redis.payments', 'redis.payments.svc']);
+  assert.deepEqual(basesReaching('db.corp.example', z, node), ['db.corp.example', 'db']);
+  for (const name of ['redis.payments.svc.cluster.local', 'db.corp.example']) {
+    for (const b of basesReaching(name, z, node)) assert.ok(remainingCandidates(b, z, node).includes(name), `${name} is a later name of ${b}`);
+  }
+  assert.deepEqual(basesReaching('xcorp.example', z, node), ['xcorp.example'], 'a label boundary, not a suffix of characters');
+  // `redis.payments` and `redis.payments.svc.cluster.local` from a pod of payments: a later name
+  // looks like the first expansion of `redis`; `redis` and `redis.bank` do not
+  assert.ok(laterNameLooksFirst('redis.payments', 'payments', z, node));
+  assert.ok(laterNameLooksFirst('redis.payments.svc.cluster.local', 'payments', z, node));
+  assert.ok(!laterNameLooksFirst('redis', 'payments', z, node));
+  assert.ok(!laterNameLooksFirst('redis.bank', 'payments', z, node));
+  assert.ok(!laterNameLooksFirst('www.example.com', 'payments', z, node));
+});
+
+test('search memory: per client and base, forgotten after TTL_MS, bounded in entries and characters', () => {
+  const m = new SearchMemory();
+  m.remember('10.0.0.1', 'redis.payments', 1000);
+  assert.ok(m.has('10.0.0.1', 'redis.payments', 1000 + TTL_MS - 1));
+  assert.ok(!m.has('10.0.0.1', 'redis.payments', 1000 + TTL_MS), 'expired');
+  assert.ok(!m.has('10.0.0.2', 'redis.payments', 1000), 'another client');
+  assert.ok(!m.has('10.0.0.1', 'redis', 1000), 'another base');
+  // expired entries go as new ones come
+  m.remember('10.0.0.1', 'b', 1000 + TTL_MS);
+  assert.equal(m.size, 1);
+
+  // entries: the oldest goes first; a refreshed one moves to the back
+  const small = new SearchMemory({ ttlMs: TTL_MS, maxEntries: 3, maxChars: MAX_CHARS });
+  for (const b of ['a', 'b', 'c']) small.remember('ip', b, 0);
+  small.remember('ip', 'a', 1);
+  small.remember('ip', 'd', 2);
+  assert.deepEqual(['a', 'b', 'c', 'd'].map((b) => small.has('ip', b, 3)), [true, false, true, true]);
+  assert.equal(small.size, 3);
+
+  // the default bounds, filled with the longest keys (a 39-character IPv6 address, 253-character
+  // names) and then with short ones: never more than MAX_ENTRIES entries nor MAX_CHARS characters
+  const full = new SearchMemory();
+  const ip6 = 'fd00:1111:2222:3333:4444:5555:6666:7777';
+  const long = (i: number) => `${String(i).padStart(6, '0')}.${'x'.repeat(63)}.${'y'.repeat(63)}.${'z'.repeat(63)}.${'w'.repeat(54)}`;
+  assert.equal(long(0).length, 253);
+  for (let i = 0; i < 20_000; i++) {
+    full.remember(ip6, long(i), 0);
+    assert.ok(full.keyChars <= MAX_CHARS && full.size <= MAX_ENTRIES);
+  }
+  assert.ok(full.has(ip6, long(19_999), 0) && !full.has(ip6, long(0), 0));
+  for (let i = 0; i < 20_000; i++) full.remember('10.0.0.1', `n${i}`, 0);
+  assert.equal(full.size, MAX_ENTRIES);
+  assert.ok(full.keyChars <= MAX_CHARS);
 });

@@ -23,7 +23,11 @@ async function setup(t: import('node:test').TestContext, args: string[]) {
         if (q.transport === 'udp') return { tc: true };
         return { answers: Array.from({ length: 100 }, (_, i) => ({ name: q.name, type: 'A' as const, ttl: 60, data: `192.0.2.${i + 1}` })) };
       }
-      const ip = q.type !== 'A' ? undefined : q.name === 'example.test' ? '192.0.2.10' : q.name === 'db.corp.example' ? '192.0.2.20' : q.name === 'mail.corp.example' ? '192.0.2.25' : undefined;
+      // only4.shop.corp.example: an address, no IPv6 one; only4.corp.example: an IPv6 one
+      if (q.name === 'only4.shop.corp.example') return { answers: q.type === 'A' ? [{ name: q.name, type: 'A', ttl: 60, data: '192.0.2.40' }] : [] };
+      if (q.name === 'only4.corp.example' && q.type === 'AAAA') return { answers: [{ name: q.name, type: 'AAAA', ttl: 60, data: '2001:db8::4' }] };
+      const v4: Record<string, string> = { 'example.test': '192.0.2.10', 'db.corp.example': '192.0.2.20', 'mail.corp.example': '192.0.2.25', 'redis.corp.example': '192.0.2.99', 'cache.corp.example': '192.0.2.98' };
+      const ip = q.type === 'A' ? v4[q.name] : undefined;
       return ip ? { answers: [{ name: q.name, type: 'A', ttl: 60, data: ip }] } : { rcode: 'NXDOMAIN' };
     },
   });
@@ -78,6 +82,50 @@ test('autopath trusts the client-subnet option from loopback only, and only a va
   // names that are not a first expansion are never considered, and existing names are unchanged
   await plain(question('example.test.shop.pod.cluster.local', 'A', [subnetOf(POD_IP)]), '127.0.0.1', 'pod zone');
   assert.deepEqual(await counts(), n);
+});
+
+test('autopath completes a lookup\'s first question only: the later names of a search left to the pod are its own, answered plainly', async (t) => {
+  const { c, counts } = await setup(t, ['--autopath']);
+  const SEARCH = ['shop.svc.cluster.local', 'svc.cluster.local', 'cluster.local', 'corp.example'];
+  /**
+   * What glibc in a ClusterFirst pod of shop (ndots:5) sends for `name`: the asked types of each
+   * search name in turn, until a reply has records (NXDOMAIN and NODATA both go on).
+   */
+  const lookup = async (name: string, from = POD_IP, types: ('A' | 'AAAA')[] = ['A', 'AAAA']) => {
+    const asked: string[] = [];
+    for (const n of [...SEARCH.map((d) => `${name}.${d}`), name]) {
+      asked.push(n);
+      const rs = await Promise.all(types.map((ty) => askFrom('127.0.0.1', c.server, question(n, ty, [subnetOf(from)]))));
+      if (rs.some((r) => (r.answers?.length ?? 0) > 0)) return { asked, found: rs };
+    }
+    return { asked, found: undefined };
+  };
+  // Service redis of the pod's own namespace, written svc.ns (`redis.shop`), and cache as its
+  // full name (4 dots, searched first): neither exists. Plainly every name is NXDOMAIN; a CNAME
+  // to redis.corp.example / cache.corp.example (kube-dns's node search domain) would send the
+  // app to an unrelated host.
+  for (const name of ['redis.shop', 'cache.shop.svc.cluster.local']) {
+    const r = await lookup(name);
+    assert.equal(r.found, undefined, `${name}: not found, as without autopath; got at ${r.asked.at(-1)}: ${JSON.stringify(r.found?.map(records))}`);
+    assert.equal(r.asked.length, 5);
+  }
+  // after a walk that answered NODATA (only4.shop.corp.example has no IPv6 address), for one
+  // address family: only4.shop.svc.cluster.local is not completed to only4.corp.example's
+  const v6 = await lookup('only4.shop', POD_IP, ['AAAA']);
+  assert.equal(v6.found, undefined, `no IPv6 address; got at ${v6.asked.at(-1)}: ${JSON.stringify(v6.found?.map(records))}`);
+  const n = await counts();
+  assert.equal(n.later_search_name, 2 + 2 + 1, 'redis.shop.svc.cluster.local and cache.shop.svc.cluster.local, A and AAAA; only4.shop.svc.cluster.local AAAA');
+  assert.equal(n.not_found, 4, 'the first questions of redis.shop and cache.shop.svc.cluster.local');
+  assert.equal(n.nodata, 1);
+  assert.deepEqual([n.cluster, n.upstream], [0, 0], 'nothing completed');
+
+  // from another pod of shop, whose search was not left to it, the same name is a first question:
+  // completed. An absolute `redis.shop.svc.cluster.local.` is this question on the wire (CoreDNS too)
+  c.api.upsert('pods', pod('shop', 'web-1', ['10.244.3.8']));
+  await eventually(async () => {
+    const r = await askFrom('127.0.0.1', c.server, question('redis.shop.svc.cluster.local', 'A', [subnetOf('10.244.3.8')]));
+    assert.deepEqual(records(r)[0], ['CNAME', 'redis.shop.svc.cluster.local', 'redis.corp.example']);
+  });
 });
 
 test("autopath walks the node's search domains before the bare name", async (t) => {

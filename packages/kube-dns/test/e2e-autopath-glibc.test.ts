@@ -167,3 +167,46 @@ test('glibc in a pod network namespace: an external name costs 6 questions to ku
   // the upstream was asked for the name itself only (by kube-dns), never for a search expansion
   assert.ok(auto.upstream.length > 0 && auto.upstream.every((q) => q.startsWith('www.example.test ')), auto.upstream.join(', '));
 });
+
+type UpstreamHandler = NonNullable<NonNullable<Parameters<typeof startPod>[0]>['upstreamHandler']>;
+
+/** `getent ahosts` of each name from the pod, and the metrics after. */
+async function getentThroughPod(autopath: boolean, names: string[], upstreamHandler: UpstreamHandler) {
+  const ns = createNetns();
+  let p: Pod | undefined;
+  try {
+    p = await startPod({
+      upstreamHandler,
+      extraKubednsArgs: autopath ? [manifestOptionalArg('--autopath')] : [],
+      extraDnsmasqArgs: autopath ? [manifestOptionalArg('--add-subnet')] : [],
+      dnsmasqListen: { host: ns.hostIp, port: 53 },
+      seed: (api) => api.upsert('pods', pod('shop', 'client-0', [ns.podIp])),
+    });
+    const out: Record<string, { code: number; stdout: string }> = {};
+    for (const n of names) out[n] = await ns.run(['getent', 'ahosts', n]);
+    return { out, metrics: (await p.cluster.http('/metrics')).body };
+  } finally {
+    await p?.stop();
+    ns.remove();
+  }
+}
+
+test('glibc: a Service of the pod\'s own namespace that does not exist, as `redis.shop` or `cache.shop.svc.cluster.local`, is not found, with autopath as without', async () => {
+  // the upstream has `redis` and `cache` (names that are not the Services): a later name of the
+  // pod's own search taken for a first question would be completed to them
+  const handler: UpstreamHandler = (q) =>
+    q.name === 'redis' || q.name === 'cache' ? { answers: q.type === 'A' ? [{ name: q.name, type: 'A', ttl: 60, data: '192.0.2.66' }] : [] } : { rcode: 'NXDOMAIN' };
+  const names = ['redis.shop', 'cache.shop.svc.cluster.local'];
+  const plain = await getentThroughPod(false, names, handler);
+  const auto = await getentThroughPod(true, names, handler);
+  for (const n of names) {
+    assert.equal(plain.out[n]!.code, 2, `${n} without autopath: not found`);
+    assert.equal(auto.out[n]!.code, 2, `${n} with autopath: not found, never another host (${auto.out[n]!.stdout.trim()})`);
+    assert.equal(auto.out[n]!.stdout, '');
+  }
+  // redis.shop.svc.cluster.local (second name of redis.shop's search; cache.shop.svc.cluster.local
+  // asked as is, last), A and AAAA each: the pod's own search, counted
+  assert.match(auto.metrics, /^kubedns_autopath_total\{result="later_search_name"\} 4$/m);
+  assert.match(auto.metrics, /^kubedns_autopath_total\{result="not_found"\} 4$/m);
+  assert.match(auto.metrics, /^kubedns_autopath_total\{result="upstream"\} 0$/m);
+});

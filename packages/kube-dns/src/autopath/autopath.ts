@@ -10,7 +10,16 @@
 // client-subnet option (--add-subnet=32,128). That option is trusted from loopback only (our own
 // dnsmasq); anything else (no option, another source, a malformed option, a pod we cannot tie to
 // exactly one namespace) gets the plain answer. Never another namespace's search path.
+//
+// Only a lookup's first question is completed. When a walk's reply leaves the search to the pod
+// (plain NXDOMAIN, NODATA), its later names are the pod's own search, not new lookups, though
+// `redis.N.svc.<zone>` (after `redis.N.N.svc.<zone>`, for `redis.N`; or asked as is, last, for
+// `redis.N.svc.<zone>` with its 4 dots under ndots:5) looks like the first expansion of `redis`:
+// completing it would answer for a name the pod never asked. So such walks are remembered per
+// client and base (search-memory.ts) and those later names get the plain answer. An absolute
+// `redis.N.svc.<zone>.` is the same question on the wire: it is completed (as by CoreDNS).
 import { Buffer } from 'node:buffer';
+import { performance } from 'node:perf_hooks';
 import * as dnsPacket from 'dns-packet';
 import type { Logger } from '@kube-dns/config';
 import type { Transport } from '@kube-dns/dns-client';
@@ -20,7 +29,8 @@ import type { ParsedQuery } from '../server/wire.js';
 import { isLoopback, readClientSubnet } from './ecs.js';
 import type { AutopathResult } from './metrics.js';
 import type { PodIpIndex } from './pod-index.js';
-import { firstExpansion, remainingCandidates } from './search.js';
+import { basesReaching, firstExpansion, laterNameLooksFirst, remainingCandidates } from './search.js';
+import { SearchMemory } from './search-memory.js';
 
 export interface AutopathAnswer {
   rcode: number;
@@ -56,6 +66,9 @@ export interface AutopathOptions {
 const NXDOMAIN = 3;
 
 export class Autopath {
+  /** Walks whose reply left the search to the pod, by client IP and base. */
+  private readonly leftToPod = new SearchMemory();
+
   constructor(private readonly o: AutopathOptions) {}
 
   /**
@@ -76,7 +89,25 @@ export class Autopath {
     const pod = this.o.pods.lookup(ecs.address);
     if (!pod.ok) return this.plain(pod.reason);
     if (pod.namespace !== first.namespace) return this.plain('other_namespace');
-    return this.walk(q, qtype, first.base, transport);
+    const { zone, nodeSearch } = this.o;
+    const client = ecs.address;
+    if (this.leftToPod.size > 0) {
+      const now = performance.now();
+      if (basesReaching(q.lname, zone, nodeSearch).some((b) => this.leftToPod.has(client, b, now))) return this.plain('later_search_name');
+    }
+    const remember = () => {
+      if (laterNameLooksFirst(first.base, first.namespace, zone, nodeSearch)) this.leftToPod.remember(client, first.base, performance.now());
+    };
+    return this.walk(q, qtype, first.base, transport).then(
+      (a) => {
+        if (!a || a.answers.length === 0) remember(); // no CNAME: the pod goes on by itself
+        return a;
+      },
+      (e: unknown) => {
+        remember(); // the handler answers the plain NXDOMAIN
+        throw e;
+      },
+    );
   }
 
   private plain(result: AutopathResult): undefined {

@@ -10,6 +10,9 @@ export const AUTOPATH_RESULTS = [
   'nodata',
   'not_found', // no candidate exists: the plain NXDOMAIN
   'upstream_error', // an upstream candidate failed: the plain NXDOMAIN
+  // a later name of a search a walk just left to this pod (`redis.N.svc.<zone>` after
+  // `redis.N.N.svc.<zone>` for `redis.N`): the pod's own search, not a new lookup. Plain NXDOMAIN
+  'later_search_name',
   'no_client_subnet', // the query carried no client address (dnsmasq without --add-subnet)
   'untrusted_subnet', // a client-subnet option from a source other than loopback: ignored
   'malformed_subnet', // a client-subnet option that is not valid: ignored
@@ -30,7 +33,7 @@ export function registerAutopathMetrics(r: Registry): (result: AutopathResult) =
   const reported = new Float64Array(AUTOPATH_RESULTS.length);
   new client.Counter({
     name: 'kubedns_autopath_total',
-    help: 'Questions autopath considered (NXDOMAIN for <name>.<namespace>.svc.<zone>), by what it did: completed (cluster, upstream), NODATA that completes nothing (nodata), or the plain NXDOMAIN and why (the other results).',
+    help: 'Questions autopath considered (NXDOMAIN for <name>.<namespace>.svc.<zone>), by what it did: completed (cluster, upstream), NODATA that completes nothing (nodata), or the plain NXDOMAIN and why (the other results; later_search_name: a later name of a search the pod walks itself, not a new lookup).',
     labelNames: ['result'],
     registers: [r],
     collect() {

@@ -29,6 +29,30 @@ export function remainingCandidates(base: string, zone: string, nodeSearch: read
   return out;
 }
 
+/**
+ * The bases whose remaining candidates include `lname` (the inverse of remainingCandidates):
+ * `lname` itself (asked as is, last) and `lname` less each later search domain it ends with.
+ */
+export function basesReaching(lname: string, zone: string, nodeSearch: readonly string[]): string[] {
+  const out = [lname];
+  for (const d of [`svc.${zone}`, zone, ...nodeSearch]) {
+    if (lname.length > d.length + 1 && lname.endsWith(d) && lname[lname.length - d.length - 1] === '.') {
+      const base = lname.slice(0, lname.length - d.length - 1);
+      if (!out.includes(base)) out.push(base);
+    }
+  }
+  return out;
+}
+
+/**
+ * Whether a later name of `base`'s search is itself a first expansion for a pod of `namespace`
+ * (`redis.N` → `redis.N.svc.<zone>`; `redis.N.svc.<zone>` asked as is): only then can the pod's
+ * own search be taken for a new one.
+ */
+export function laterNameLooksFirst(base: string, namespace: string, zone: string, nodeSearch: readonly string[]): boolean {
+  return remainingCandidates(base, zone, nodeSearch).some((c) => firstExpansion(c, zone)?.namespace === namespace);
+}
+
 /** The search domains of a resolv.conf (the last `search` or `domain` line wins, as in glibc). */
 export function parseSearchDomains(text: string): string[] {
   let out: string[] = [];

@@ -1,0 +1,52 @@
+// The searches autopath left to the pod: per client IP and base, the walks whose reply was not a
+// CNAME (plain NXDOMAIN or NODATA), so the pod's resolver goes on down its search path itself. A
+// later name of that search can look like a first expansion (`redis.N` from a pod of N:
+// `redis.N.svc.<zone>`), and completing it would answer for another name than the pod asked.
+// Only a resolver's own sequence for one lookup needs it, which is quick: entries expire after
+// TTL_MS. An entry dropped early lets that one search be completed wrongly again; one kept too
+// long costs only a plain answer (what the pod gets without autopath).
+
+/** Long enough for one lookup's search, even if a name in between waited out glibc's 5 s timeout. */
+export const TTL_MS = 10_000;
+/**
+ * Memory bound. A key is the client IP (≤ 39 chars) and a base (≤ 253): at most MAX_CHARS chars
+ * in all, one byte each (V8 keeps ASCII strings one byte a char), plus about 100 bytes of string
+ * header, Map slot and expiry per entry: under 2 MiB + 16384 × 100 B ≈ 3.6 MiB. Only walks of
+ * names whose later search names look like first expansions are kept (see Autopath), so this
+ * holds about 1,600 such failed lookups a second before an entry is dropped before it expires.
+ */
+export const MAX_ENTRIES = 16_384;
+export const MAX_CHARS = 2 * 1024 * 1024;
+
+export class SearchMemory {
+  /** key → expiry (ms). Insertion order is expiry order (one TTL), so the oldest goes first. */
+  private readonly entries = new Map<string, number>();
+  private chars = 0;
+
+  constructor(private readonly limits = { ttlMs: TTL_MS, maxEntries: MAX_ENTRIES, maxChars: MAX_CHARS }) {}
+
+  remember(ip: string, base: string, now: number): void {
+    const key = `${ip} ${base}`;
+    if (this.entries.delete(key)) this.chars -= key.length; // refreshed: to the back of the line
+    this.entries.set(key, now + this.limits.ttlMs);
+    this.chars += key.length;
+    for (const [k, expiry] of this.entries) {
+      if (expiry > now && this.entries.size <= this.limits.maxEntries && this.chars <= this.limits.maxChars) break;
+      this.entries.delete(k);
+      this.chars -= k.length;
+    }
+  }
+
+  has(ip: string, base: string, now: number): boolean {
+    const expiry = this.entries.get(`${ip} ${base}`);
+    return expiry !== undefined && expiry > now;
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  get keyChars(): number {
+    return this.chars;
+  }
+}
