@@ -178,7 +178,7 @@ async function getentThroughPod(autopath: boolean, names: string[], upstreamHand
     p = await startPod({
       upstreamHandler,
       extraKubednsArgs: autopath ? [manifestOptionalArg('--autopath')] : [],
-      extraDnsmasqArgs: autopath ? [manifestOptionalArg('--add-subnet')] : [],
+      extraDnsmasqArgs: autopath ? [manifestOptionalArg('--add-subnet'), manifestOptionalArg('--strip-subnet')] : [],
       dnsmasqListen: { host: ns.hostIp, port: 53 },
       seed: (api) => api.upsert('pods', pod('shop', 'client-0', [ns.podIp])),
     });
