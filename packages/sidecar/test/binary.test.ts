@@ -81,7 +81,16 @@ test('an empty --dnsmasq-addr reads the dnsmasq on this host, as the original (G
   const port = await freePort();
   const p = run(['--prometheus-addr=127.0.0.1', `--prometheus-port=${port}`, '--dnsmasq-addr=', `--dnsmasq-port=${dm.port}`, '--dnsmasq-poll-interval-ms=200']);
   t.after(() => p.child.kill('SIGKILL'));
-  const size = await waitFor('kubedns_dnsmasq_max_size from the local dnsmasq', async () => value((await scrape(port)).families, 'kubedns_dnsmasq_max_size'), 15_000, 100);
+  // the counter is there at 0 before the first poll: wait for the poll's reading
+  const size = await waitFor(
+    'kubedns_dnsmasq_max_size from the local dnsmasq',
+    async () => {
+      const v = value((await scrape(port)).families, 'kubedns_dnsmasq_max_size');
+      return v !== undefined && v > 0 ? v : undefined;
+    },
+    15_000,
+    100,
+  );
   assert.equal(size, 1337);
   p.child.kill('SIGTERM');
   assert.deepEqual(((r) => [r.code, r.signal])(await p.exited), [0, null]);
