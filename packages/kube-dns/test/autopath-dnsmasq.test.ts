@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { clusterIPService, pod } from '@kube-dns/testkit';
-import { askFrom, autopathCounts, hostNetworkPod, manifestOptionalArg, question, records } from './autopath-helpers.js';
+import { askFrom, autopathCounts, hostNetworkPod, manifestOptionalArg, question, records, startAutopathPod } from './autopath-helpers.js';
 import { startPod } from './pod-through-dnsmasq.js';
 
 const SHOP = '127.0.0.2'; // a pod of namespace shop
@@ -15,20 +15,14 @@ const REUSED = '127.0.0.5'; // an IP two namespaces' pods claim
 const STRANGER = '127.0.0.9'; // no pod has it
 
 test('autopath through dnsmasq: one round trip per name, each namespace its own search path, never a cached other one', async (t) => {
-  const pod0 = await startPod({
-    upstreamHandler: (q) =>
-      q.name !== 'example.test' ? { rcode: 'NXDOMAIN' } : q.type === 'A' ? { answers: [{ name: q.name, type: 'A', ttl: 60, data: '192.0.2.10' }] } : {},
-    extraKubednsArgs: [manifestOptionalArg('--autopath')],
-    extraDnsmasqArgs: [manifestOptionalArg('--add-subnet'), manifestOptionalArg('--strip-subnet')],
-    seed: (api) => {
-      api.upsert('services', clusterIPService('bank', 'api', ['10.3.0.7']));
-      api.upsert('pods', pod('shop', 'web-0', [SHOP]));
-      api.upsert('pods', pod('bank', 'api-0', [BANK]));
-      api.upsert('pods', hostNetworkPod('kube-system', 'proxy', HOSTNET));
-      api.upsert('pods', hostNetworkPod('shop', 'agent', HOSTNET));
-      api.upsert('pods', pod('shop', 'old', [REUSED]));
-      api.upsert('pods', pod('bank', 'new', [REUSED]));
-    },
+  const pod0 = await startAutopathPod((api) => {
+    api.upsert('services', clusterIPService('bank', 'api', ['10.3.0.7']));
+    api.upsert('pods', pod('shop', 'web-0', [SHOP]));
+    api.upsert('pods', pod('bank', 'api-0', [BANK]));
+    api.upsert('pods', hostNetworkPod('kube-system', 'proxy', HOSTNET));
+    api.upsert('pods', hostNetworkPod('shop', 'agent', HOSTNET));
+    api.upsert('pods', pod('shop', 'old', [REUSED]));
+    api.upsert('pods', pod('bank', 'new', [REUSED]));
   });
   t.after(() => pod0.stop());
   const dnsmasq = { host: pod0.dnsmasq.host, port: pod0.dnsmasq.port };

@@ -4,7 +4,8 @@ import { createSocket } from 'node:dgram';
 import { readFileSync } from 'node:fs';
 import * as dnsPacket from 'dns-packet';
 import type { V1Pod } from '@kubernetes/client-node';
-import { pod } from '@kube-dns/testkit';
+import { pod, type FakeApiServer } from '@kube-dns/testkit';
+import { startPod } from './pod-through-dnsmasq.js';
 
 export type Reply = dnsPacket.DecodedPacket & { rcode: string };
 
@@ -71,4 +72,18 @@ export function manifestOptionalArg(flag: string): string {
   const m = new RegExp(`^\\s*#\\s*- (${flag.replace(/[-]/g, '\\-')}(=\\S+)?)\\s*$`, 'm').exec(text);
   if (!m) throw new Error(`manifests/kube-dns.yaml offers no commented-out "# - ${flag}" line`);
   return m[1]!;
+}
+
+/**
+ * The pod through its real dnsmasq with the manifest's autopath lines uncommented, an upstream
+ * that knows example.test (an A record, no AAAA), and the cluster `seed` gives.
+ */
+export function startAutopathPod(seed: (api: FakeApiServer) => void): ReturnType<typeof startPod> {
+  return startPod({
+    upstreamHandler: (q) =>
+      q.name !== 'example.test' ? { rcode: 'NXDOMAIN' } : q.type === 'A' ? { answers: [{ name: q.name, type: 'A', ttl: 60, data: '192.0.2.10' }] } : {},
+    extraKubednsArgs: [manifestOptionalArg('--autopath')],
+    extraDnsmasqArgs: [manifestOptionalArg('--add-subnet'), manifestOptionalArg('--strip-subnet')],
+    seed,
+  });
 }

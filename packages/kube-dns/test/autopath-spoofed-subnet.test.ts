@@ -5,23 +5,16 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { pod } from '@kube-dns/testkit';
-import { askFrom, autopathCounts, manifestOptionalArg, question, records, subnetOf } from './autopath-helpers.js';
-import { startPod } from './pod-through-dnsmasq.js';
+import { askFrom, autopathCounts, question, records, startAutopathPod, subnetOf } from './autopath-helpers.js';
 
 const SHOP = '127.0.0.2'; // a pod of namespace shop
 const BANK = '127.0.0.3'; // a pod of namespace bank
 const STRANGER = '127.0.0.9'; // no pod has it
 
 test("through dnsmasq, a client's own client-subnet option cannot make it another pod: it gets its own answer", async (t) => {
-  const pod0 = await startPod({
-    upstreamHandler: (q) =>
-      q.name !== 'example.test' ? { rcode: 'NXDOMAIN' } : q.type === 'A' ? { answers: [{ name: q.name, type: 'A', ttl: 60, data: '192.0.2.10' }] } : {},
-    extraKubednsArgs: [manifestOptionalArg('--autopath')],
-    extraDnsmasqArgs: [manifestOptionalArg('--add-subnet'), manifestOptionalArg('--strip-subnet')],
-    seed: (api) => {
-      api.upsert('pods', pod('shop', 'web-0', [SHOP]));
-      api.upsert('pods', pod('bank', 'api-0', [BANK]));
-    },
+  const pod0 = await startAutopathPod((api) => {
+    api.upsert('pods', pod('shop', 'web-0', [SHOP]));
+    api.upsert('pods', pod('bank', 'api-0', [BANK]));
   });
   t.after(() => pod0.stop());
   const dnsmasq = { host: pod0.dnsmasq.host, port: pod0.dnsmasq.port };
