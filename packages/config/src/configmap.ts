@@ -229,10 +229,10 @@ export function parseHosts(text: string): Multi<HostsEntry[]> {
   return errors.length ? { ok: false, errors } : { ok: true, value: out };
 }
 
-/** One line per error, naming the key: what operators read in the log. */
 /** At most this many errors are told (a 40,000-line hosts value made one 5.6 MB log line). */
 export const ERRORS_TOLD = 20;
 
+/** One line per error, naming the key: what operators read in the log. */
 export function describeErrors(errors: ConfigError[]): string {
   const told = errors.slice(0, ERRORS_TOLD).map((e) => `${e.key}: ${e.reason}`);
   if (errors.length > ERRORS_TOLD) told.push(`and ${errors.length - ERRORS_TOLD} more`);

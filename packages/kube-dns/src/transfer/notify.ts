@@ -4,14 +4,10 @@ import { createSocket, type Socket } from 'node:dgram';
 import { randomInt } from 'node:crypto';
 import * as dnsPacket from 'dns-packet';
 import type { Logger, Nameserver } from '@kube-dns/config';
+import { normalizeIp } from '../records/names.js';
 
 const OPCODE_NOTIFY = 4;
 
-/** An address as compared: lower case, an IPv4-mapped IPv6 address as its IPv4. */
-const normalizeHost = (a: string): string => {
-  const l = a.toLowerCase();
-  return l.startsWith('::ffff:') && l.includes('.') ? l.slice(7) : l;
-};
 const TRIES = 5;
 const RETRY_MS = 1000;
 
@@ -39,7 +35,7 @@ export class Notifier {
         const w = this.waiting.get(msg.readUInt16BE(0));
         // an answer (QR) to a NOTIFY, from the secondary it was sent to (RFC 1996 3.8)
         if (!w || !(msg[2]! & 0x80) || ((msg[2]! >> 3) & 0xf) !== OPCODE_NOTIFY) return;
-        if (rinfo.port !== w.from.port || normalizeHost(rinfo.address) !== normalizeHost(w.from.host)) return;
+        if (rinfo.port !== w.from.port || normalizeIp(rinfo.address) !== normalizeIp(w.from.host)) return;
         w.answered(msg[3]! & 0xf);
       });
       s.on('error', (e) => this.log.warn({ err: e.message }, 'NOTIFY socket error'));
