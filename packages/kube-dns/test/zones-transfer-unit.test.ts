@@ -11,13 +11,14 @@ import { allowed, parseTransferTo } from '../src/transfer/acl.js';
 import { SerialClock } from '../src/transfer/serial.js';
 import { Notifier } from '../src/transfer/notify.js';
 import { soa } from '../src/resolve/answers.js';
-import { clusterZoneRecords } from '../src/transfer/records.js';
+import { clusterZoneRecords, clusterZoneRecordsByService } from '../src/transfer/records.js';
+import { resolve } from '../src/resolve/resolve.js';
 import { ZoneTransfer } from '../src/transfer/transfer.js';
 import { isFramed } from '../src/transfer/messages.js';
 import { parseQuery } from '../src/server/wire.js';
 import { Zone } from '../src/records/zone.js';
 import type { ResolveOptions } from '../src/resolve/types.js';
-import { clusterIP, ep, externalName, headless, slice } from './resolve-fixtures.js';
+import { clusterIP, ep, externalName, headless, lines, port, slice } from './resolve-fixtures.js';
 
 test('ACL: CIDRs and single IPs allow, IPv4-mapped IPv6 counts as IPv4, only IP entries are notified', () => {
   const acl = parseTransferTo('10.0.0.0/8, 192.0.2.53:5353, [2001:db8::53], fd00::/64');
@@ -85,6 +86,41 @@ test('AXFR content: SOA first and last, ExternalName CNAME, no pod names, nothin
   for (const want of ['a.ns.svc.cluster.local A 10.0.0.1', '_h._tcp.a.ns.svc.cluster.local SRV 80', 'x.ns.svc.cluster.local CNAME example.org']) assert.ok(rrs.includes(want), `${want} in ${rrs.join('\n')}`);
   assert.equal(new Set(rrs).size, rrs.length - 1, 'only the SOA twice');
   assert.ok(!rrs.some((r) => r.includes('.pod.')));
+});
+
+test('AXFR of a headless Service of thousands of endpoints: in pieces of a few hundred records, each name holding what a query for it answers (SRV deduplicated and weighted over the whole name)', () => {
+  const zone = new Zone();
+  zone.setService(headless('db', 'big'));
+  const tcpUdp = [port('pg', 5432), port('pg-udp', 5432, 'UDP'), port('', 9187)];
+  const v4 = Array.from({ length: 6000 }, (_, k) => ep(`10.2.${k >> 8}.${k & 255}`, k % 3 === 0 ? `pg-${k}` : k % 3 === 1 ? '' : 'shared', k % 50 !== 7));
+  zone.setSlice(slice('db', 'big-a', 'big', v4, tcpUdp));
+  // the same addresses again with one more port (a mirrored slice: merged), and IPv6 ones without ports
+  zone.setSlice(slice('db', 'big-b', 'big', v4.slice(0, 100), [port('metrics', 9090)]));
+  zone.setSlice(slice('db', 'big-c', 'big', Array.from({ length: 300 }, (_, k) => ep(`fd00::${k.toString(16)}`, k % 2 ? 'shared' : '')), []));
+  const opts: ResolveOptions = { zone: 'cluster.local', ttl: 30, pods: 'disabled', serial: 7 };
+
+  const pieces = [...clusterZoneRecordsByService(zone, opts)];
+  const largest = Math.max(...pieces.map((p) => p.length));
+  assert.ok(largest <= 512, `no step of the build gives more than a few hundred records (the largest: ${largest}); one answer of the Service's own name was one step of 6,000`);
+
+  const byName = new Map<string, string[]>();
+  for (const r of pieces.flat().slice(1, -1)) {
+    const key = `${r.name} ${r.type}`;
+    byName.set(key, [...(byName.get(key) ?? []), ...lines([r])]);
+  }
+  const fqdn = 'big.db.svc.cluster.local';
+  const owners = [`${fqdn} A`, `${fqdn} AAAA`, `${fqdn} SRV`, `_pg._tcp.${fqdn} SRV`, `_pg-udp._udp.${fqdn} SRV`, `_metrics._tcp.${fqdn} SRV`, `shared.${fqdn} A`, `shared.${fqdn} AAAA`, `pg-3.${fqdn} A`, `10-2-0-1.${fqdn} A`];
+  for (const key of owners) {
+    const [name, type] = key.split(' ') as [string, string];
+    const answered = lines(resolve(zone, name, type, opts).answers).sort();
+    assert.ok(answered.length > 0, `${key} answers something`);
+    assert.deepEqual((byName.get(key) ?? []).sort(), answered, `${key}: the transfer holds what a query answers`);
+  }
+  // every owner and type in the transfer is one a query answers the same way
+  for (const [key, rrs] of byName) {
+    const [name, type] = key.split(' ') as [string, string];
+    assert.deepEqual(rrs.sort(), lines(resolve(zone, name, type, opts).answers.filter((a) => a.type === type)).sort(), key);
+  }
 });
 
 test('NOTIFY: acknowledged only by an answer from the secondary; a REFUSED one is a failure, not retried', async (t) => {

@@ -10,8 +10,8 @@ export function address(name: string, ip: string, v6: boolean, ttl: number): Ans
 }
 
 /** Weight is set by finishSrv once the number of SRV records in the answer is known. */
-export function srv(name: string, port: number, target: string, ttl: number): Answer {
-  return { name, type: 'SRV', ttl, class: 'IN', data: { priority: SRV_PRIORITY, weight: 0, port, target } };
+export function srv(name: string, port: number, target: string, ttl: number, weight = 0): Answer {
+  return { name, type: 'SRV', ttl, class: 'IN', data: { priority: SRV_PRIORITY, weight, port, target } };
 }
 
 export function ptr(name: string, target: string, ttl: number): Answer {

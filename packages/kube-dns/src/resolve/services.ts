@@ -7,7 +7,7 @@
 import type { Answer } from 'dns-packet';
 import { ipFamily, lastDot, normalizeIp } from '../records/names.js';
 import type { PortInfo } from '../records/types.js';
-import type { HeadlessEndpoint } from '../records/headless.js';
+import type { HeadlessEndpoint, HeadlessView } from '../records/headless.js';
 import { nameDep, namespaceDep, serviceDep, type ServiceEntry } from '../records/zone.js';
 import { address, cname, nodata, nxdomain, positive, srv } from './answers.js';
 import type { Ctx } from './context.js';
@@ -199,6 +199,47 @@ function headlessRecords(ctx: Ctx, e: ServiceEntry, prefix: string[], limit: num
     return present(srvs, targetAddresses(srvs));
   }
   return MISSING;
+}
+
+/**
+ * For a zone transfer: every record of a headless service (A/AAAA and SRV at its own name, each
+ * endpoint's name, its named ports' SRV), about `piece` records at a time, so that a service of
+ * thousands of endpoints is not one step of the build (as one answer, 20,000 endpoints held the
+ * event loop ~100 ms). The records are those of headlessRecords above; SRV ones are deduplicated
+ * and weighted over their whole name as one answer is (dedupe, finishSrv): a first pass gives the
+ * addresses and keeps each name's distinct `port target` keys, a second gives each SRV once with
+ * its name's weight.
+ */
+export function* headlessRecordsInPieces(view: HeadlessView, fqdn: string, ttl: number, piece: number): Generator<Answer[]> {
+  const srvKeys = new Map<string, Set<string>>([[fqdn, new Set()]]);
+  const apex = srvKeys.get(fqdn)!;
+  let out: Answer[] = [];
+  for (const ep of view.endpoints) {
+    out.push(address(fqdn, ep.ip, ep.v6, ttl), address(ep.fqdn, ep.ip, ep.v6, ttl));
+    if (ep.ports.length === 0) apex.add(`0 ${ep.fqdn}`);
+    for (const p of ep.ports) {
+      apex.add(`${p.port} ${ep.fqdn}`);
+      if (!p.name) continue;
+      const owner = `_${p.name}._${p.protocol.toLowerCase()}.${fqdn}`;
+      let keys = srvKeys.get(owner);
+      if (!keys) srvKeys.set(owner, (keys = new Set()));
+      keys.add(`${p.port} ${ep.fqdn}`);
+    }
+    if (out.length < piece) continue;
+    yield out;
+    out = [];
+  }
+  for (const [owner, keys] of srvKeys) {
+    const weight = Math.floor(100 / keys.size);
+    for (const k of keys) {
+      const space = k.indexOf(' ');
+      out.push(srv(owner, Number(k.slice(0, space)), k.slice(space + 1), ttl, weight));
+      if (out.length < piece) continue;
+      yield out;
+      out = [];
+    }
+  }
+  yield out;
 }
 
 /** A or AAAA records of the endpoints of the family asked, at most `limit`. */

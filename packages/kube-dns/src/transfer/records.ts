@@ -1,5 +1,6 @@
 // Every record of a zone, for AXFR: the same records the resolver answers (built by asking it,
-// so a transfer can never disagree with a query), SOA first and last. Pure. Given a Service at a
+// so a transfer can never disagree with a query; a headless Service's by the resolver's own
+// headlessRecordsInPieces, a few hundred at a time), SOA first and last. Pure. Given a Service at a
 // time (a generator of each one's records), so that the transfer can be built a slice at a time
 // between queries (transfer.ts), each Service's records from one look at it.
 //   cluster zone:  dns-version TXT, then per Service its A/AAAA, SRV, CNAME (ExternalName), its
@@ -7,10 +8,10 @@
 //                  a-b-c-d name: not a finite set) as are PTRs (they live in the reverse zones).
 //   external zone: per Service with an outside address its A/AAAA or CNAME and SRV names.
 import type { Answer } from 'dns-packet';
-import type { HeadlessView } from '../records/headless.js';
 import type { ServiceEntry, Zone } from '../records/zone.js';
 import { soa } from '../resolve/answers.js';
 import { resolve } from '../resolve/resolve.js';
+import { headlessRecordsInPieces } from '../resolve/services.js';
 import type { ResolveOptions } from '../resolve/types.js';
 import { resolveExternal, type ExternalZone } from '../zones/external.js';
 
@@ -49,13 +50,6 @@ function* servicesNow(zone: Zone): Generator<ServiceEntry> {
   }
 }
 
-/** What a headless Service answers: its name, each endpoint's name, each named port's SRV. */
-function* headlessQuestions(view: HeadlessView, fqdn: string): Generator<readonly [string, string]> {
-  for (const t of ADDR_SRV) yield [fqdn, t];
-  for (const label of view.byLabel.keys()) for (const t of ADDR) yield [`${label}.${fqdn}`, t];
-  for (const n of namedPortNames(view.endpoints.flatMap((ep) => ep.ports), fqdn)) yield [n, 'SRV'];
-}
-
 /** The SOA, then the apex records, then each Service's records, then the same SOA: one array each (a large headless Service: several). */
 export function* clusterZoneRecordsByService(zone: Zone, opts: ResolveOptions): Generator<Answer[]> {
   const z = opts.zone;
@@ -75,15 +69,9 @@ export function* clusterZoneRecordsByService(zone: Zone, opts: ResolveOptions): 
       for (const n of namedPortNames(e.info.ports, fqdn)) collect(out, lookup, n, ['SRV']);
       yield out;
     } else {
-      // a headless Service of thousands of endpoints comes in pieces (each record true when given)
-      let piece: Answer[] = [];
-      for (const [name, qtype] of headlessQuestions(zone.headless(e, z), fqdn)) {
-        collect(piece, lookup, name, [qtype]);
-        if (piece.length < PIECE) continue;
-        yield piece;
-        piece = [];
-      }
-      yield piece;
+      // a headless Service of thousands of endpoints comes in pieces (one answer of its own name
+      // would be one large step of the build); nothing when it has no counted endpoint (no name)
+      yield* headlessRecordsInPieces(zone.headless(e, z), fqdn, opts.ttl, PIECE);
     }
   }
   yield [first];
