@@ -6,7 +6,7 @@ import * as dnsPacket from 'dns-packet';
 import { isLoopback, parseOption, readClientSubnet } from '../src/autopath/ecs.js';
 import { PodIpIndex } from '../src/autopath/pod-index.js';
 import { basesReaching, firstExpansion, laterNameLooksFirst, parseSearchDomains, remainingCandidates } from '../src/autopath/search.js';
-import { MAX_CHARS, MAX_ENTRIES, SearchMemory, TTL_MS } from '../src/autopath/search-memory.js';
+import { MAX_CHARS, MAX_ENTRIES, MAX_PER_CLIENT, SearchMemory, TTL_MS } from '../src/autopath/search-memory.js';
 import { parseQuery } from '../src/server/wire.js';
 
 function queryWith(options: object[] | undefined): Buffer {
@@ -154,7 +154,7 @@ test('search memory: per client and base, forgotten after TTL_MS, bounded in ent
   assert.equal(m.size, 1);
 
   // entries: the oldest goes first; a refreshed one moves to the back
-  const small = new SearchMemory({ ttlMs: TTL_MS, maxEntries: 3, maxChars: MAX_CHARS });
+  const small = new SearchMemory({ ttlMs: TTL_MS, maxEntries: 3, maxChars: MAX_CHARS, maxPerClient: MAX_PER_CLIENT });
   for (const b of ['a', 'b', 'c']) small.remember('ip', b, 0);
   small.remember('ip', 'a', 1);
   small.remember('ip', 'd', 2);
@@ -172,7 +172,22 @@ test('search memory: per client and base, forgotten after TTL_MS, bounded in ent
     assert.ok(full.keyChars <= MAX_CHARS && full.size <= MAX_ENTRIES);
   }
   assert.ok(full.has(ip6, long(19_999), 0) && !full.has(ip6, long(0), 0));
-  for (let i = 0; i < 20_000; i++) full.remember('10.0.0.1', `n${i}`, 0);
+  for (let i = 0; i < 20; i++) for (let j = 0; j < 1000; j++) full.remember(`10.0.0.${i}`, `n${j}`, 0);
   assert.equal(full.size, MAX_ENTRIES);
   assert.ok(full.keyChars <= MAX_CHARS);
+  assert.ok(full.clients <= 20);
+});
+
+test('search memory: one client failing many lookups drops its own oldest searches, not the other pods\' ', () => {
+  const m = new SearchMemory();
+  m.remember('10.0.0.1', 'redis.payments', 0);
+  m.remember('10.0.0.2', 'db.orders', 0);
+  for (let i = 0; i < 50_000; i++) m.remember('10.9.9.9', `x${i}.flood`, 1 + i / 10_000);
+  assert.ok(m.has('10.0.0.1', 'redis.payments', 5) && m.has('10.0.0.2', 'db.orders', 5), 'the other pods\' searches are still there');
+  assert.ok(m.has('10.9.9.9', 'x49999.flood', 5) && !m.has('10.9.9.9', 'x0.flood', 5), 'the busy one keeps its newest');
+  assert.equal(m.size, MAX_PER_CLIENT + 2);
+  // expiry and refreshes keep the count right: once everything expires, nothing is left
+  m.remember('10.0.0.1', 'late', 1_000_000);
+  assert.equal(m.size, 1);
+  assert.equal(m.clients, 1);
 });
