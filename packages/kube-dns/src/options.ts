@@ -25,7 +25,7 @@ export const FLAGS: FlagSpecs = {
   ttl: { type: 'int', default: 30, help: 'TTL of the records, in seconds (also the SOA minimum for negative caching)' },
   'response-cache-entries': { type: 'int', default: 20_000, help: 'encoded replies kept for repeated questions (0 disables the cache)' },
   'response-cache-bytes': { type: 'int', default: 16 * 1024 * 1024, help: 'memory the response cache may use, in bytes (replies, keys and bookkeeping; 0 disables the cache)' },
-  wildcards: { type: 'bool', default: false, help: 'answer the legacy `*` wildcard names (*.<ns>.svc, <svc>.*.svc, *._tcp...); off as in CoreDNS. On, a wildcard visits at most 256 services and answers at most 64 records' },
+  wildcards: { type: 'bool', default: false, help: 'answer the legacy `*` wildcard names (*.<ns>.svc, <svc>.*.svc, *._tcp...) with the union of the matching Services\' records (ExternalName left out), as CoreDNS did; off as in CoreDNS. On, a wildcard visits at most 256 services and answers at most 64 records' },
   // --- query log (querylog/query-log.ts)
   'log-queries': { type: 'optional', default: '0', help: 'log this share (0-1) of queries as JSON lines on stdout: client, name, type, rcode, duration, cached (--log-queries alone: every query; default 0: off)' },
   'log-queries-max-rate': { type: 'int', default: 100, help: 'with --log-queries: at most this many lines per second (a flood cannot fill the disk)' },
