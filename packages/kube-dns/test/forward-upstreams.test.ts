@@ -7,7 +7,7 @@ import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import * as dnsPacket from 'dns-packet';
 import { silentLogger, type Nameserver } from '@kube-dns/config';
-import { buildQuery, datas, type Transport } from '@kube-dns/dns-client';
+import { buildQuery, datas, rcodeOf, type Transport } from '@kube-dns/dns-client';
 import { framed, startRawServer } from '@kube-dns/testkit';
 import { Forwarder, type ForwarderOptions } from '../src/forward/forwarder.js';
 import { DROP } from '../src/server/reply-budget.js';
@@ -176,4 +176,19 @@ test("an ExternalName whose target's records do not fit over UDP is answered wit
   assert.ok(!tcp.flag_tc);
   assert.deepEqual(cname(tcp), ['target.example.org']);
   assert.equal(datas(tcp.answers, 'A').length, 100, "every one of the target's addresses over TCP");
+});
+
+test('an upstream that answers REFUSED (its ACL, recursion off) is passed over for the next, as SERVFAIL is; REFUSED only when every one refuses', async (t) => {
+  const refusing = await upstream(t, (q) => answer(q, '6.6.6.6', (p) => ((p.flags = (p.flags ?? 0) | 5), (p.answers = []))));
+  const good = await upstream(t, (q) => answer(q, '192.0.2.7'));
+  for (const transport of ['udp', 'tcp'] as const) {
+    const r = await ask(forwarder(t, [refusing, good]), 'www.example.org', transport);
+    assert.equal(rcodeOf(r.reply!), 'NOERROR', transport);
+    assert.deepEqual(ips(r), ['192.0.2.7'], `${transport}: the second upstream's answer`);
+  }
+  const f = forwarder(t, [refusing]);
+  const only = await ask(f, 'www.example.org');
+  assert.equal(rcodeOf(only.reply!), 'REFUSED', "the only upstream's REFUSED is relayed, not made a SERVFAIL");
+  assert.equal(only.reply?.id, 0x4242);
+  assert.equal(f.stats.perServer.get(`${refusing.ns.host}:${refusing.ns.port}`)?.failures, 1, 'counted in kubedns_forward_failures_total');
 });

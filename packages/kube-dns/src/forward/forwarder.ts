@@ -45,6 +45,7 @@ export interface ForwarderOptions {
 }
 
 const RCODE_SERVFAIL = 2;
+const RCODE_REFUSED = 5;
 /** A forward's whole time, every server tried, at least (CoreDNS's forward plugin: 5 s). */
 const FORWARD_DEADLINE_MS = 5000;
 /** How long a server that did not answer goes to the end of the list (inOrder). */
@@ -155,9 +156,10 @@ export class Forwarder {
 
   /**
    * Sends `query` (as received) to the servers for `lname` in turn (inOrder), within
-   * FORWARD_DEADLINE_MS in all: the next one on a timeout, a transport error, SERVFAIL, or a
-   * reply that is not a well-formed answer to this question (forward/reply-check.ts). Resolves
-   * with the reply (the client's ID and spelling of the question restored), undefined
+   * FORWARD_DEADLINE_MS in all: the next one on a timeout, a transport error, SERVFAIL, REFUSED,
+   * or a reply that is not a well-formed answer to this question (forward/reply-check.ts).
+   * Resolves with the reply (the last SERVFAIL or REFUSED when no server did better; the
+   * client's ID and spelling of the question restored), undefined
    * when every server failed or the cap is reached (the caller answers SERVFAIL), or DROP when
    * the cap is reached and the overflow's reply budget is spent (the caller sends nothing).
    */
@@ -223,8 +225,11 @@ export class Forwarder {
       reply.writeUInt16BE(clientId, 0);
       // the client's own spelling of the question (its 0x20 case), as our own answers keep it
       query.copy(reply, 12, 12, qEnd);
-      if ((reply.readUInt16BE(2) & 0xf) === RCODE_SERVFAIL) {
-        this.failed(key, st, 'answered SERVFAIL', lname);
+      // the next server may answer: a REFUSED is one server's policy (an ACL, recursion off), not
+      // the name's fate, and glibc's resolver and dnsmasq move on from it too
+      const rcode = reply.readUInt16BE(2) & 0xf;
+      if (rcode === RCODE_SERVFAIL || rcode === RCODE_REFUSED) {
+        this.failed(key, st, rcode === RCODE_SERVFAIL ? 'answered SERVFAIL' : 'answered REFUSED', lname);
         last = reply;
         continue;
       }

@@ -272,7 +272,7 @@ function registerGauges(r: Registry, g: GaugeSources): void {
     },
   });
   fwd('kubedns_forward_requests_total', 'Queries sent to an upstream or stub-domain server.', 'requests');
-  fwd('kubedns_forward_failures_total', 'Queries to an upstream or stub-domain server that timed out, failed or got SERVFAIL.', 'failures');
+  fwd('kubedns_forward_failures_total', 'Queries to an upstream or stub-domain server that timed out, failed or got SERVFAIL or REFUSED.', 'failures');
 }
 
 const LOOP_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1];
