@@ -83,3 +83,18 @@ test('close() fails every exchange still waiting, on sockets in the pool and on 
   assert.deepEqual(results.map((r) => r.status === 'rejected' && /forwarding stopped/.test(String(r.reason))), [true, true, true]);
   assert.equal(pool.opened, 2);
 });
+
+test('a server the socket cannot be connected to fails at once with the reason, naming it; its socket leaves the pool', async (t) => {
+  // connect() to the broadcast address without SO_BROADCAST: EACCES, on Linux, at once (as
+  // ENETUNREACH is for an IPv6 upstream on a node without IPv6 routes)
+  const pool = new UpstreamSockets({ perServer: 1 });
+  t.after(() => pool.close());
+  const server = { host: '255.255.255.255', port: 53 };
+  for (const name of ['a.example.org', 'b.example.org']) {
+    await assert.rejects(pool.exchange(server, buildQuery({ name, type: 'A' }), 5000), (e: Error) => {
+      assert.match(e.message, /^connect E[A-Z]+ 255\.255\.255\.255:53/, `the connect error, not a send on an unconnected socket: ${e.message}`);
+      return true;
+    });
+  }
+  assert.equal(pool.opened, 2, 'the socket that failed to connect was not used again');
+});

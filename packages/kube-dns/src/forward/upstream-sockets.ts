@@ -153,7 +153,16 @@ export class UpstreamSockets {
       this.retire(server, slot);
       this.fail(slot, e);
     });
-    sock.connect(server.port, server.host, () => {
+    sock.connect(server.port, server.host, (err?: Error) => {
+      if (err) {
+        // ENETUNREACH for an IPv6 upstream on a node without IPv6 routes, say: the waiting sends
+        // would go out unconnected and fail with a message about a port. The reason instead, and
+        // a new socket for the next query
+        if (!err.message.includes(fmt(server))) err.message = `${err.message} ${fmt(server)}`;
+        this.retire(server, slot);
+        this.fail(slot, err);
+        return;
+      }
       const queued = slot.queue ?? [];
       slot.queue = undefined;
       for (const send of queued) send();
