@@ -192,3 +192,27 @@ test('an upstream that answers REFUSED (its ACL, recursion off) is passed over f
   assert.equal(only.reply?.id, 0x4242);
   assert.equal(f.stats.perServer.get(`${refusing.ns.host}:${refusing.ns.port}`)?.failures, 1, 'counted in kubedns_forward_failures_total');
 });
+
+test("a stub-domain server named by a host name: one lookup at a time for all the queries waiting on it, and none waits past the forward's deadline", async (t) => {
+  const stub = await upstream(t, (q) => answer(q, '192.0.2.8'));
+  // the system resolver as it is when the node's nameservers do not answer: each lookup takes its
+  // timeout (glibc: 5 s a try), in one of libuv's four threads
+  let lookups = 0;
+  const slowLookup = async (): Promise<string | undefined> => {
+    lookups++;
+    await new Promise((r) => setTimeout(r, 1500));
+    return '127.0.0.1';
+  };
+  const f = forwarder(t, [], { deadlineMs: 500, lookupHost: slowLookup });
+  f.setStubDomains(new Map([['corp.example', [{ host: 'ns.corp.example', port: stub.ns.port, family: 0, raw: 'ns.corp.example' }]]]));
+  const started = Date.now();
+  const first = await Promise.all(Array.from({ length: 20 }, (_, i) => ask(f, `h${i}.corp.example`)));
+  const ms = Date.now() - started;
+  assert.ok(ms < 1000, `every query gave up at the deadline (500 ms), not after the lookup (1,500 ms): ${ms} ms`);
+  assert.ok(first.every((r) => r.reply === undefined), 'no server to ask yet: SERVFAIL');
+  assert.equal(lookups, 1, 'one lookup for the twenty queries');
+  // the lookup finishes meanwhile, and its address is kept for the queries after it
+  await new Promise((r) => setTimeout(r, 1200));
+  assert.deepEqual(ips(await ask(f, 'later.corp.example')), ['192.0.2.8']);
+  assert.equal(lookups, 1);
+});

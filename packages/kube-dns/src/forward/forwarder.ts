@@ -42,6 +42,8 @@ export interface ForwarderOptions {
   deadlineMs?: number;
   /** How long a server that did not answer is tried last (DOWN_RETRY_MS; tests shorten it). */
   downRetryMs?: number;
+  /** Looks up a stub server's host name outside the cluster zone (default: the system resolver; tests slow it). */
+  lookupHost?: (name: string) => Promise<string | undefined>;
 }
 
 const RCODE_SERVFAIL = 2;
@@ -52,12 +54,16 @@ const FORWARD_DEADLINE_MS = 5000;
 const DOWN_RETRY_MS = 30_000;
 const LOOP_SUFFIX = `.${LOOP_PROBE_SUFFIX}`;
 
+const systemLookup = (name: string): Promise<string | undefined> => lookup(name).then((r) => r.address, () => undefined);
+
 const serverKey = (s: Nameserver) => (isIP(s.host) === 6 ? `[${s.host}]:${s.port}` : `${s.host}:${s.port}`);
 
 export class Forwarder {
   private upstreams: Nameserver[] = [];
   private stubDomains: ReadonlyMap<string, Nameserver[]> = new Map();
   private readonly nameCache = new Map<string, { ip: string | undefined; until: number }>();
+  /** Lookups of stub server names under way, by name (lookUpStubServer). */
+  private readonly lookups = new Map<string, Promise<string | undefined>>();
   readonly stats: ForwardStats = { perServer: new Map() };
   private readonly probes = new LoopProbes();
   /** "ip:port" of upstreams dropped because they sent our own queries back to us. */
@@ -184,16 +190,16 @@ export class Forwarder {
   }
 
   private async forwardNow(query: Buffer, lname: string, transport: Transport): Promise<Buffer | undefined> {
+    const timeoutMs = this.opts.timeoutMs ?? 2000;
+    // the whole forward, every server tried included, within a client's patience (glibc waits 5 s a try)
+    const deadline = performance.now() + Math.max(timeoutMs, this.opts.deadlineMs ?? FORWARD_DEADLINE_MS);
     const stub = matchStubDomain(lname, this.stubDomains);
-    const servers = this.inOrder(stub ? await this.resolveStubServers(stub) : this.upstreams);
+    const servers = this.inOrder(stub ? await this.resolveStubServers(stub, deadline) : this.upstreams);
     const clientId = query.readUInt16BE(0);
     const qEnd = questionEnd(query);
     if (qEnd < 0) return undefined;
     const question = query.subarray(12, qEnd);
     const out = Buffer.from(query);
-    const timeoutMs = this.opts.timeoutMs ?? 2000;
-    // the whole forward, every server tried included, within a client's patience (glibc waits 5 s a try)
-    const deadline = performance.now() + Math.max(timeoutMs, this.opts.deadlineMs ?? FORWARD_DEADLINE_MS);
     let last: Buffer | undefined;
     for (const s of servers) {
       const left = Math.floor(deadline - performance.now());
@@ -272,7 +278,7 @@ export class Forwarder {
   }
 
   /** Stub servers written as names: cluster names through our records, others through the system resolver. */
-  private async resolveStubServers(list: Nameserver[]): Promise<Nameserver[]> {
+  private async resolveStubServers(list: Nameserver[], deadline: number): Promise<Nameserver[]> {
     const out: Nameserver[] = [];
     for (const s of list) {
       if (s.family !== 0) {
@@ -280,16 +286,40 @@ export class Forwarder {
         continue;
       }
       const cached = this.nameCache.get(s.host);
-      let ip = cached && cached.until > Date.now() ? cached.ip : undefined;
-      if (!cached || cached.until <= Date.now()) {
-        const zone = this.opts.clusterZone;
-        if (zone && (s.host === zone || s.host.endsWith(`.${zone}`))) ip = this.opts.resolveClusterName?.(s.host);
-        else ip = await lookup(s.host).then((r) => r.address, () => undefined);
-        this.nameCache.set(s.host, { ip, until: Date.now() + 30_000 });
-        if (!ip) this.opts.log.warn({ server: s.raw }, 'cannot resolve the stub domain server name; skipping it');
-      }
+      const ip = cached && cached.until > Date.now() ? cached.ip : await this.lookUpStubServer(s, deadline);
       if (ip) out.push({ ...s, host: ip, family: isIP(ip) as 4 | 6 });
     }
     return out;
+  }
+
+  /**
+   * A stub server's name looked up, the address (or none) kept 30 s. Outside the cluster zone one
+   * lookup per name at a time, shared by every forward that needs it, and none waits for it past
+   * its deadline: while the node's nameservers do not answer, each lookup takes the resolver's
+   * timeout in one of libuv's four threads, and with a lookup per forward twenty queries at once
+   * waited in line up to 15 s and more, long after their clients had given up.
+   */
+  private async lookUpStubServer(s: Nameserver, deadline: number): Promise<string | undefined> {
+    const zone = this.opts.clusterZone;
+    if (zone && (s.host === zone || s.host.endsWith(`.${zone}`))) return this.remember(s, this.opts.resolveClusterName?.(s.host));
+    let looking = this.lookups.get(s.host);
+    if (!looking) {
+      looking = (this.opts.lookupHost ?? systemLookup)(s.host)
+        .catch(() => undefined)
+        .then((ip) => {
+          this.lookups.delete(s.host);
+          return this.remember(s, ip);
+        });
+      this.lookups.set(s.host, looking);
+    }
+    let timer: NodeJS.Timeout | undefined;
+    const expired = new Promise<undefined>((resolve) => (timer = setTimeout(resolve, Math.max(0, deadline - performance.now()), undefined)));
+    return Promise.race([looking, expired]).finally(() => clearTimeout(timer));
+  }
+
+  private remember(s: Nameserver, ip: string | undefined): string | undefined {
+    this.nameCache.set(s.host, { ip, until: Date.now() + 30_000 });
+    if (!ip) this.opts.log.warn({ server: s.raw }, 'cannot resolve the stub domain server name; skipping it');
+    return ip;
   }
 }
