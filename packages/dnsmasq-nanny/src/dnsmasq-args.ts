@@ -11,6 +11,7 @@ export interface GeneratedPaths {
 
 const FOREGROUND = ['-k', '--keep-in-foreground', '-d', '--no-daemon'];
 const LOG_FACILITY = ['-8', '--log-facility'];
+const NO_RESOLV = ['-R', '--no-resolv'];
 
 /** True when `args` holds long option `--long` (`--long`, `--long=x`) or short option `-s`. */
 function hasOption(args: readonly string[], names: readonly string[]): boolean {
@@ -67,9 +68,11 @@ export function addnHostsPaths(passthrough: readonly string[]): string[] {
 /**
  * The resolv.conf whose nameservers stand in for an empty upstreamNameservers: the operator's
  * last --resolv-file/-r (an optional-argument option: only `--resolv-file=x` and `-rx`), else
- * /etc/resolv.conf.
+ * /etc/resolv.conf. Undefined when the operator passed --no-resolv/-R: dnsmasq is to use none
+ * (the --no-resolv we add must not bring the node's nameservers back in).
  */
-export function resolvFilePath(passthrough: readonly string[]): string {
+export function resolvFilePath(passthrough: readonly string[]): string | undefined {
+  if (hasOption(passthrough, NO_RESOLV)) return undefined;
   let path = '/etc/resolv.conf';
   for (const a of passthrough) {
     if (a.startsWith('--resolv-file=')) path = a.slice('--resolv-file='.length);

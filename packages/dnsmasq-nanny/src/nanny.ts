@@ -241,6 +241,7 @@ export class Nanny extends EventEmitter<NannyEvents> {
   /** What dnsmasq would have used without --no-resolv (the pod's dnsPolicy: Default file). */
   private async resolvConfServers(): Promise<ServerAddress[]> {
     const path = resolvFilePath(this.opts.dnsmasqArgs);
+    if (path === undefined) return []; // the operator's --no-resolv: their --server lines only
     try {
       const servers = parseResolvConf(await readFile(path, 'utf8')).map((ns) => toServerAddress(ns));
       if (servers.length === 0 && !this.resolvWarned) {

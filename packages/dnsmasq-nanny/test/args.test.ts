@@ -96,6 +96,8 @@ test('facts read back from the operator\'s dnsmasq arguments', () => {
   assert.deepEqual(addnHostsPaths(['--addn-hosts=/a', '-H', '/b', '-H/c', '--addn-hosts', '/d', '--hostsdir=/e']), ['/a', '/b', '/c', '/d']);
   assert.equal(resolvFilePath([]), '/etc/resolv.conf');
   assert.equal(resolvFilePath(['--resolv-file=/etc/r1', '-r/etc/r2']), '/etc/r2');
+  assert.equal(resolvFilePath(['--no-resolv', '--resolv-file=/etc/r1']), undefined, 'the operator\'s --no-resolv: no resolv.conf at all');
+  assert.equal(resolvFilePath(['-R']), undefined);
   assert.deepEqual(argumentConflicts(['-k']), []);
   assert.match(argumentConflicts(['--servers-file=/x'])[0]!, /--servers-file is managed by dnsmasq-nanny/);
 });

@@ -78,6 +78,18 @@ test('stub domains and upstreams route each query to its configured server, and 
   );
 });
 
+test('the operator\'s --no-resolv keeps the resolv.conf nameservers out: only their --server lines are asked', async (t) => {
+  const operators = await server(t, '10.0.0.5');
+  const tmp = await tempDir('nanny-resolv-');
+  t.after(() => tmp.cleanup());
+  const resolvConf = join(tmp.path, 'resolv.conf');
+  await writeFile(resolvConf, 'nameserver 127.0.0.2\n');
+  const nanny = await startNanny(t, { dnsmasqArgs: ['--no-resolv', `--resolv-file=${resolvConf}`, `--server=127.0.0.1#${operators.port}`] });
+  assert.deepEqual((await lookupA(nanny.port, 'www.example.org')).ips, ['10.0.0.5']);
+  const lines = (await readFile(join(nanny.stateDir, 'servers'), 'utf8')).split('\n').filter((l) => l.startsWith('server='));
+  assert.deepEqual(lines, [], 'no upstream taken from the resolv.conf dnsmasq was told not to use');
+});
+
 test('an invalid config is reported with its key and leaves the running dnsmasq and its routing untouched', async (t) => {
   const stub = await server(t, '10.0.1.1');
   const nanny = await startNanny(t, { config: { stubDomains: JSON.stringify({ 'acme.local': [`127.0.0.1:${stub.port}`] }) } });
