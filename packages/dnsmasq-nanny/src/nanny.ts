@@ -49,6 +49,8 @@ export class Nanny extends EventEmitter<NannyEvents> {
   private lastLargeText: string | undefined;
   private work: Promise<void> = Promise.resolve();
   private unresolved = 0;
+  /** Where stub server names last resolved to (resolve-names.ts). */
+  private stubAddresses = new Map<string, string>();
   private resolvWarned = false;
   private stopped = false;
 
@@ -230,8 +232,10 @@ export class Nanny extends EventEmitter<NannyEvents> {
       kubednsServer: opts.kubednsServer,
       clusterDomain: opts.clusterDomain,
       log,
+      lastKnown: this.stubAddresses,
     });
     this.unresolved = stubs.failures.length;
+    this.stubAddresses = stubs.addresses;
     const upstreams: ServerAddress[] = config.upstreamNameservers.length
       ? config.upstreamNameservers.map((ns) => toServerAddress(ns))
       : await this.resolvConfServers();

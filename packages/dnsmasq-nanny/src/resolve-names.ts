@@ -1,7 +1,9 @@
 // Stub domain servers given as host names: dnsmasq takes only addresses, so names are resolved
 // here. Names in the cluster domain go to kube-dns (the pod's own resolver is the node's, which
 // does not know them); others go to the system resolver. A name that does not resolve is left
-// out (never written as an unusable line) and reported; the caller retries later.
+// out (never written as an unusable line) and reported; the caller retries later. A name that
+// resolved before keeps its last address while it fails (kube-dns restarting, a slow node
+// resolver): dropped, its stub domain's names would go to the upstream servers meanwhile.
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import type { Logger, Nameserver } from '@kube-dns/config';
@@ -16,12 +18,16 @@ export interface ResolveOptions {
   timeoutMs?: number;
   /** The system resolver (getaddrinfo: /etc/hosts, then DNS); injectable for tests. */
   systemLookup?: (name: string) => Promise<string>;
+  /** The previous result's `addresses`: where a name that fails now last resolved to. */
+  lastKnown?: ReadonlyMap<string, string>;
 }
 
 export interface ResolvedStubDomains {
   stubDomains: Map<string, ServerAddress[]>;
-  /** `domain: name (reason)` for every server left out. */
+  /** `domain: name (reason)` for every name that did not resolve (left out, or kept at its last address). */
   failures: string[];
+  /** Name → the address used for it, to pass as the next call's `lastKnown`. */
+  addresses: Map<string, string>;
 }
 
 export function isClusterName(name: string, clusterDomain: string): boolean {
@@ -59,6 +65,7 @@ export async function resolveStubDomains(stubDomains: ReadonlyMap<string, readon
   };
 
   const failures: string[] = [];
+  const addresses = new Map<string, string>();
   const out = new Map<string, ServerAddress[]>();
   await Promise.all(
     [...stubDomains].map(async ([domain, servers]) => {
@@ -69,15 +76,21 @@ export async function resolveStubDomains(stubDomains: ReadonlyMap<string, readon
             const ip = await resolveName(ns.host);
             if (isIP(ip) === 0) throw new Error(`resolved to ${JSON.stringify(ip)}, not an address`);
             opts.log.debug({ domain, server: ns.raw, ip }, 'resolved stub domain server name');
+            addresses.set(ns.host, ip);
             return toServerAddress(ns, ip);
           } catch (e) {
             const reason = (e as Error).message;
             failures.push(`${domain}: ${ns.raw} (${reason})`);
+            const kept = opts.lastKnown?.get(ns.host);
             opts.log.warn(
               { domain, server: ns.raw, via: isClusterName(ns.host, opts.clusterDomain) ? 'kube-dns' : 'system resolver', err: reason },
-              `Error looking up IP for name ${ns.host}: stub domain ${domain} is configured without this server until it resolves`,
+              kept === undefined
+                ? `Error looking up IP for name ${ns.host}: stub domain ${domain} is configured without this server until it resolves`
+                : `Error looking up IP for name ${ns.host}: stub domain ${domain} keeps its last address ${kept} until it resolves again`,
             );
-            return undefined;
+            if (kept === undefined) return undefined;
+            addresses.set(ns.host, kept);
+            return toServerAddress(ns, kept);
           }
         }),
       );
@@ -90,5 +103,5 @@ export async function resolveStubDomains(stubDomains: ReadonlyMap<string, readon
     }),
   );
   failures.sort();
-  return { stubDomains: out, failures };
+  return { stubDomains: out, failures, addresses };
 }

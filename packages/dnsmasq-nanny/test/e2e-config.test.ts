@@ -233,6 +233,37 @@ test('a stub server named by a cluster name is resolved through kube-dns, and pi
   assert.ok(kubedns.questions.some((q) => q.name === 'stub-dns.infra.svc.cluster.local'));
 });
 
+test('kube-dns not answering for a while: a stub server name keeps its last address, the domain\'s names never go upstream', async (t) => {
+  const stub = await server(t, '10.0.3.1');
+  const upstream = await server(t, '10.0.3.9');
+  let silent = false;
+  const kubedns = await startTestDnsServer({
+    handler: (q) =>
+      silent ? 'drop' : q.name === 'stub-dns.infra.svc.cluster.local' && q.type === 'A' ? { answers: [{ name: q.name, type: 'A', ttl: 30, data: '127.0.0.1' }] } : { rcode: 'NXDOMAIN' },
+  });
+  t.after(() => kubedns.close());
+  const nanny = await startNanny(t, {
+    config: {
+      stubDomains: JSON.stringify({ 'corp.example': [`stub-dns.infra.svc.cluster.local:${stub.port}`] }),
+      upstreamNameservers: JSON.stringify([`127.0.0.1:${upstream.port}`]),
+    },
+    flags: [`-kubednsServer=127.0.0.1:${kubedns.port}`, '-reloadGracePeriod=0s'],
+  });
+  assert.deepEqual((await lookupA(nanny.port, 'www.corp.example')).ips, ['10.0.3.1']);
+
+  // kube-dns restarting in the same pod: the periodic refresh (500 ms here) gets no answer
+  silent = true;
+  const mark = nanny.logs.length;
+  const failed = (l: { msg: string }) => /Error looking up IP for name stub-dns\.infra\.svc\.cluster\.local/.test(l.msg);
+  const first = await nanny.waitForLog(failed, 15_000, mark);
+  // a second failed refresh, the first one applied by now
+  await nanny.waitForLog(failed, 15_000, nanny.logs.indexOf(first) + 1);
+  assert.match(await readFile(join(nanny.stateDir, 'servers'), 'utf8'), new RegExp(`server=/corp\\.example/127\\.0\\.0\\.1#${stub.port}`));
+  assert.deepEqual((await lookupA(nanny.port, 'mail.corp.example')).ips, ['10.0.3.1']);
+  assert.ok(!upstream.questions.some((q) => q.name.endsWith('corp.example')), 'no stub domain name reached the upstream');
+  assert.match(first.msg, /keeps its last address 127\.0\.0\.1/);
+});
+
 test('-logInterval makes dnsmasq log its cache statistics periodically', async (t) => {
   const nanny = await startNanny(t, { flags: ['-logInterval=200ms'] });
   const line = await nanny.waitForLog((l) => /cache size \d+/.test(l.msg) && l.dnsmasqPid === nanny.dnsmasqPid(), 30_000);

@@ -57,6 +57,20 @@ test('kube-dns not answering: the name is reported and left out, not written as 
   assert.equal(r.failures.length, 1);
 });
 
+test('a name that resolved before keeps its last address while kube-dns does not answer', async () => {
+  const r = await resolveStubDomains(stubs({ 'a.example': ['x.svc.cluster.local:5353'], 'b.example': ['new.svc.cluster.local'] }), {
+    kubednsServer: { host: '127.0.0.1', port: 9 },
+    clusterDomain: 'cluster.local',
+    log: silentLogger(),
+    timeoutMs: 200,
+    lastKnown: new Map([['x.svc.cluster.local', '10.96.0.53']]),
+  });
+  assert.deepEqual(r.stubDomains.get('a.example'), [{ ip: '10.96.0.53', port: 5353, portGiven: true }]);
+  assert.equal(r.stubDomains.has('b.example'), false, 'a name never resolved is still left out');
+  assert.equal(r.failures.length, 2, 'both reported: the caller keeps retrying');
+  assert.deepEqual([...r.addresses], [['x.svc.cluster.local', '10.96.0.53']]);
+});
+
 test('cluster names are those under the configured cluster domain', () => {
   assert.equal(isClusterName('kubernetes.default.svc.cluster.local', 'cluster.local'), true);
   assert.equal(isClusterName('cluster.local.', 'cluster.local'), true);
