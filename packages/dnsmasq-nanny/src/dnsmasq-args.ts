@@ -66,6 +66,16 @@ export function addnHostsPaths(passthrough: readonly string[]): string[] {
 }
 
 /**
+ * The operator's hosts files and directories to watch and SIGHUP dnsmasq for: --addn-hosts, and
+ * --hostsdir too. dnsmasq's inotify follows files written in a --hostsdir, but not a ConfigMap
+ * volume mounted there: the kubelet swaps its hidden ..data symlink, and the visible names,
+ * symlinks through it, never change. (An edit dnsmasq does see costs one extra cache clear.)
+ */
+export function watchedHostsPaths(passthrough: readonly string[]): string[] {
+  return [...addnHostsPaths(passthrough), ...optionValues(passthrough, 'hostsdir')];
+}
+
+/**
  * The resolv.conf whose nameservers stand in for an empty upstreamNameservers: the operator's
  * last --resolv-file/-r (an optional-argument option: only `--resolv-file=x` and `-rx`), else
  * /etc/resolv.conf. Undefined when the operator passed --no-resolv/-R: dnsmasq is to use none

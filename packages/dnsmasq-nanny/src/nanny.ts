@@ -3,7 +3,7 @@ import { EventEmitter } from 'node:events';
 import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ConfigDirSource, type KubeDnsConfig, type Logger, parseResolvConf } from '@kube-dns/config';
-import { addnHostsPaths, argumentConflicts, buildDnsmasqArgs, resolvFilePath } from './dnsmasq-args.js';
+import { argumentConflicts, buildDnsmasqArgs, resolvFilePath, watchedHostsPaths } from './dnsmasq-args.js';
 import { DnsmasqProcess, type ExitInfo } from './dnsmasq-process.js';
 import { writeFileAtomic } from './files.js';
 import { HOSTS_FILE_NAME, HOSTSDIR_MAX_ENTRIES, hostsFileText, LARGE_HOSTS_FILE_NAME } from './hosts-file.js';
@@ -100,7 +100,7 @@ export class Nanny extends EventEmitter<NannyEvents> {
       log,
     });
     // Taken before dnsmasq's first read of the files, so that no edit falls between the two.
-    this.hostsWatcher = watchAddnHosts(addnHostsPaths(opts.dnsmasqArgs), () => supervisor.reload(), log, { pollMs: opts.syncIntervalMs });
+    this.hostsWatcher = watchAddnHosts(watchedHostsPaths(opts.dnsmasqArgs), () => supervisor.reload(), log, { pollMs: opts.syncIntervalMs });
     supervisor.start();
     const target = livenessTarget(opts.dnsmasqArgs);
     if (opts.livenessIntervalMs > 0 && target) {

@@ -1,6 +1,7 @@
 // Operator-passed --addn-hosts files and directories: dnsmasq re-reads them only on SIGHUP, so
-// we watch them and signal on change, and an edit is served within a second or so. (Files in a
-// --hostsdir need nothing: dnsmasq follows those itself.)
+// we watch them and signal on change, and an edit is served within a second or so. The same for
+// an operator's --hostsdir, whose inotify in dnsmasq misses a ConfigMap volume's updates
+// (dnsmasq-args.ts).
 //
 // inotify alone is not enough: chokidar's initial scan is asynchronous (an edit made during it
 // raises no event), and a node that has run out of inotify instances or watches gives none at
@@ -51,7 +52,7 @@ export function watchAddnHosts(paths: readonly string[], onChange: () => void, l
     timer = setTimeout(() => {
       timer = undefined;
       seen = hostsFingerprint(paths);
-      log.info({ paths, how }, 'an --addn-hosts file changed: asking dnsmasq to re-read it');
+      log.info({ paths, how }, 'an --addn-hosts or --hostsdir file changed: asking dnsmasq to re-read it');
       onChange();
     }, debounceMs);
   };

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { FlagError, parseConfig, silentLogger } from '@kube-dns/config';
-import { addnHostsPaths, argumentConflicts, buildDnsmasqArgs, resolvFilePath } from '../src/dnsmasq-args.js';
+import { addnHostsPaths, argumentConflicts, buildDnsmasqArgs, resolvFilePath, watchedHostsPaths } from '../src/dnsmasq-args.js';
 import { hostsFileText } from '../src/hosts-file.js';
 import { extractDnsmasqArgs, parseNannyOptions } from '../src/options.js';
 import { resolveStubDomains } from '../src/resolve-names.js';
@@ -94,6 +94,7 @@ test('dnsmasq arguments: the operator\'s first, then foreground, stderr log, no 
 
 test('facts read back from the operator\'s dnsmasq arguments', () => {
   assert.deepEqual(addnHostsPaths(['--addn-hosts=/a', '-H', '/b', '-H/c', '--addn-hosts', '/d', '--hostsdir=/e']), ['/a', '/b', '/c', '/d']);
+  assert.deepEqual(watchedHostsPaths(['--addn-hosts=/a', '--hostsdir=/e', '--hostsdir', '/f']), ['/a', '/e', '/f']);
   assert.equal(resolvFilePath([]), '/etc/resolv.conf');
   assert.equal(resolvFilePath(['--resolv-file=/etc/r1', '-r/etc/r2']), '/etc/r2');
   assert.equal(resolvFilePath(['--no-resolv', '--resolv-file=/etc/r1']), undefined, 'the operator\'s --no-resolv: no resolv.conf at all');

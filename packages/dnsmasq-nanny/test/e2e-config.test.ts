@@ -1,6 +1,6 @@
 // The real nanny + real dnsmasq: ConfigMap → routing and hosts, applied live.
 import assert from 'node:assert/strict';
-import { readFile, rename, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rename, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { startTestDnsServer, tempDir, type TestDnsServer } from '@kube-dns/testkit';
@@ -191,6 +191,27 @@ test('operator --addn-hosts files are re-read within seconds of an edit', async 
   const pid = nanny.dnsmasqPid();
   await writeFile(hostsFile, '198.51.100.2 printer.corp.example\n');
   await eventually(async () => (await lookupA(nanny.port, 'printer.corp.example')).ips.join() === '198.51.100.2', 30_000, 'addn-hosts edit served', 50, nanny.tail);
+  assert.equal(nanny.dnsmasqPid(), pid);
+});
+
+test('an operator --hostsdir that is a ConfigMap volume: an update (the kubelet\'s ..data swap) is served within seconds', async (t) => {
+  const tmp = await tempDir('nanny-hostsdir-');
+  t.after(() => tmp.cleanup());
+  // the kubelet's layout: hosts -> ..data/hosts, ..data -> a hidden timestamped directory
+  const volume = join(tmp.path, 'volume');
+  const publish = async (generation: number, text: string) => {
+    await mkdir(join(volume, `..${generation}`), { recursive: true });
+    await writeFile(join(volume, `..${generation}`, 'hosts'), text);
+    await symlink(`..${generation}`, join(volume, '..data_tmp'));
+    await rename(join(volume, '..data_tmp'), join(volume, '..data'));
+  };
+  await publish(1, '198.51.100.1 printer.corp.example\n');
+  await symlink(join('..data', 'hosts'), join(volume, 'hosts'));
+  const nanny = await startNanny(t, { dnsmasqArgs: [`--hostsdir=${volume}`], flags: ['-syncInterval=60s'] });
+  assert.deepEqual((await lookupA(nanny.port, 'printer.corp.example')).ips, ['198.51.100.1']);
+  const pid = nanny.dnsmasqPid();
+  await publish(2, '198.51.100.2 printer.corp.example\n');
+  await eventually(async () => (await lookupA(nanny.port, 'printer.corp.example')).ips.join() === '198.51.100.2', 10_000, 'the update served', 50, nanny.tail);
   assert.equal(nanny.dnsmasqPid(), pid);
 });
 
