@@ -422,7 +422,7 @@ async function main() {
   say(`\nmanifest limits: ${limits}`);
   if (only !== undefined) return say('(--only: a partial run; bench/results/footprint.json left as it was)');
   await writeFile(join(outDir, 'footprint.json'), JSON.stringify(results, null, 2));
-  say(`written: ${join(outDir, 'footprint.json').slice(root.length + 1)}`);
+  say(`written: ${join(outDir, 'footprint.json').slice(root.length)}`); // root ends with a slash
 }
 
 main().then(() => process.exit(0), (e) => { console.error(`bench-footprint failed: ${e.stack ?? e.message}`); process.exit(1); });
