@@ -1,7 +1,7 @@
 // The /cache listing (records/dump.ts): every record of every service, exactly as DNS answers it.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { dumpJson, type ZoneDump } from '../src/records/dump.js';
+import { dumpJson, serviceRecordBatches, type ZoneDump } from '../src/records/dump.js';
 import type { Zone } from '../src/records/zone.js';
 import { clusterIP, ep, externalName, headless, OPTS, port, q, slice, zoneWith } from './resolve-fixtures.js';
 
@@ -128,6 +128,9 @@ test('a headless service with thousands of endpoints is listed in batches, with 
   // (a piece may hold one question's answers at the service's own name: A, SRV, each named port's SRV)
   const whole = pieces.slice(start, end + 1).join('').length;
   assert.ok(Math.max(...pieces.map((p) => p.length)) < whole / 3, 'no piece holds a third of the service');
+  // nor is one step of the listing one answer of the service's own name (its 2,000 A records)
+  const largest = Math.max(...[...serviceRecordBatches(z, z.getService('db', 'big')!, OPTS)].map((b) => b.length));
+  assert.ok(largest <= 512, `the largest step lists ${largest} records`);
   const d = JSON.parse(pieces.join('')) as ZoneDump;
   const records = d.services.find((s) => s.name === 'big')!.records;
   assert.equal(records.filter((r) => r.type === 'A' && r.name === `big.db.svc.${ZN}`).length, n);

@@ -1,7 +1,8 @@
 // The /cache listing: every record the zone serves for each service, as JSON. The records are not
 // derived here: each one is the answer resolve() gives to a question about a name the service
 // owns (A/AAAA/CNAME/SRV at the service name and its named ports, A/AAAA at each SRV target, PTR
-// at each address), so /cache and DNS cannot disagree. Synthetic names (insecure pod names,
+// at each address; a headless service's from the resolver's own headlessRecordsInPieces, the same
+// rules a few hundred records at a time), so /cache and DNS cannot disagree. Synthetic names (insecure pod names,
 // SOA/NS, dns-version) are not listed; pods (--pods=verified) are listed as the zone holds them.
 //
 // The JSON is produced piece by piece by a generator so that the HTTP layer can interleave it
@@ -11,6 +12,7 @@
 // nothing to write): a point where the caller may pause.
 import type { Answer } from 'dns-packet';
 import { resolve } from '../resolve/resolve.js';
+import { headlessRecordsInPieces } from '../resolve/services.js';
 import type { ResolveOptions } from '../resolve/types.js';
 import { ipToReverseName } from './names.js';
 import type { ServiceKind } from './types.js';
@@ -58,14 +60,10 @@ function toRecord(a: Answer): DumpRecord {
   }
 }
 
-/** `_<port>._<proto>` prefixes of the named ports a service may answer SRV for. */
-function namedPortPrefixes(zone: Zone, e: ServiceEntry, zoneName: string): string[] {
+/** `_<port>._<proto>` prefixes of a ClusterIP service's named ports (those it answers SRV for). */
+function namedPortPrefixes(e: ServiceEntry): string[] {
   const out = new Set<string>();
-  const add = (p: { name: string; protocol: string }): void => {
-    if (p.name) out.add(`_${p.name}._${p.protocol.toLowerCase()}`);
-  };
-  if (e.info.kind === 'ClusterIP') e.info.ports.forEach(add);
-  else if (e.info.kind === 'Headless') for (const ep of zone.headless(e, zoneName).endpoints) ep.ports.forEach(add);
+  for (const p of e.info.ports) if (p.name) out.add(`_${p.name}._${p.protocol.toLowerCase()}`);
   return [...out];
 }
 
@@ -75,10 +73,15 @@ const TARGETS_PER_BATCH = 256;
 /**
  * Every record of one service, as the resolver answers for it, in batches: a headless service
  * may have thousands of endpoints (20,000 held the event loop 0.3-0.5 s in one piece), so its
- * target and PTR questions are asked TARGETS_PER_BATCH at a time, a pause point between batches.
+ * records come from the resolver's headlessRecordsInPieces and its PTR questions are asked
+ * TARGETS_PER_BATCH at a time, a pause point between batches.
  */
 export function* serviceRecordBatches(zone: Zone, e: ServiceEntry, opts: ResolveOptions): Generator<DumpRecord[]> {
   const fqdn = zone.fqdn(e, opts.zone);
+  if (e.info.kind === 'Headless') {
+    yield* headlessRecordBatches(zone, e, fqdn, opts);
+    return;
+  }
   let answers: Answer[] = [];
   const ips = new Set<string>();
   const take = (list: Answer[]): void => {
@@ -102,32 +105,29 @@ export function* serviceRecordBatches(zone: Zone, e: ServiceEntry, opts: Resolve
     yield batch();
     return;
   }
-  yield batch(); // each question at the service's own name answers for every endpoint: one at a time
-  const srvAtName = ask(zone, fqdn, 'SRV', opts);
-  take(srvAtName);
+  take(ask(zone, fqdn, 'SRV', opts));
+  for (const prefix of namedPortPrefixes(e)) take(ask(zone, `${prefix}.${fqdn}`, 'SRV', opts));
+  // the PTRs of its cluster IPs that point to it (an IP may have belonged to another service)
+  for (const ip of ips) for (const p of ask(zone, ipToReverseName(ip), 'PTR', opts)) if ((p as { data: string }).data === fqdn) answers.push(p);
   yield batch();
-  for (const prefix of namedPortPrefixes(zone, e, opts.zone)) {
-    take(ask(zone, `${prefix}.${fqdn}`, 'SRV', opts));
-    yield batch();
+}
+
+/**
+ * A headless service: its names' records a few hundred at a time (the resolver's own
+ * headlessRecordsInPieces), then the PTR of each endpoint address that points into it (an IP
+ * shared with another service lists only its own), TARGETS_PER_BATCH addresses at a time.
+ */
+function* headlessRecordBatches(zone: Zone, e: ServiceEntry, fqdn: string, opts: ResolveOptions): Generator<DumpRecord[]> {
+  const view = zone.headless(e, opts.zone);
+  for (const piece of headlessRecordsInPieces(view, fqdn, opts.ttl, TARGETS_PER_BATCH)) yield piece.map(toRecord);
+  let out: DumpRecord[] = [];
+  for (const ep of view.endpoints) {
+    for (const p of ask(zone, ipToReverseName(ep.ip), 'PTR', opts)) if ((p as { data: string }).data === ep.fqdn) out.push(toRecord(p));
+    if (out.length < TARGETS_PER_BATCH) continue;
+    yield out;
+    out = [];
   }
-  // The names this service owns: its own, and (headless) every endpoint's, which the SRV targets list.
-  const owned = new Set([fqdn]);
-  let n = 0;
-  for (const s of srvAtName) {
-    const target = (s as { data: { target: string } }).data.target;
-    if (owned.has(target)) continue;
-    owned.add(target);
-    addresses(target);
-    if (++n % TARGETS_PER_BATCH === 0) yield batch();
-  }
-  yield batch();
-  n = 0;
-  for (const ip of ips) {
-    // An IP can belong to several services: list only the PTRs that point into this one.
-    for (const p of ask(zone, ipToReverseName(ip), 'PTR', opts)) if (owned.has((p as { data: string }).data)) answers.push(p);
-    if (++n % TARGETS_PER_BATCH === 0) yield batch();
-  }
-  yield batch();
+  yield out;
 }
 
 /** Every record of one service, as the resolver answers for it. */
