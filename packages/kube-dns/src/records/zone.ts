@@ -6,7 +6,7 @@
 // is built on first use and dropped on the next change of that service or its slices, so a large
 // initial list costs no per-update rebuilds and a query costs no rebuilds.
 import { DepGenerations } from './generations.js';
-import { buildHeadlessView, type HeadlessView } from './headless.js';
+import { buildHeadlessView, updateHeadlessView, type HeadlessView } from './headless.js';
 import { samePodIps, sameService, sameSlice } from './equal.js';
 import { joinKey } from './names.js';
 import { ReverseIndex } from './reverse-index.js';
@@ -216,17 +216,32 @@ export class Zone implements ZoneWriter, ZoneReader {
     let group = this.slicesByService.get(svcKey);
     if (!group) this.slicesByService.set(svcKey, (group = new Map()));
     const old = group.get(s.name);
-    const svc = this.getService(s.namespace, s.serviceName)?.info;
+    const entry = this.getService(s.namespace, s.serviceName);
+    const svc = entry?.info;
     const owner = svc?.kind === 'Headless' ? svc : undefined; // the reverse index's owner
     if (old) {
       this.endpointCount -= countAddresses(old);
       if (owner) this.indexSlice(owner, old, -1);
     }
+    const built = owner ? entry!.memo : undefined;
     group.set(s.name, s);
     this.sliceOwner.set(sliceKey, s.serviceName);
     this.endpointCount += countAddresses(s);
     if (owner) this.indexSlice(owner, s, +1);
     this.touch(s.namespace, s.serviceName, this.sliceChanged(before, s.namespace, s.serviceName));
+    this.updateView(entry, built, group, old, s);
+  }
+
+  /** A headless service's view built before a change of one of its slices: updated (headless.ts), not dropped. */
+  private updateView(
+    e: ServiceEntry | undefined,
+    built: ServiceEntry['memo'],
+    slices: Map<string, EndpointSliceInfo>,
+    old: EndpointSliceInfo | undefined,
+    next: EndpointSliceInfo | undefined,
+  ): void {
+    if (!e || !built?.headless) return;
+    this.memo(e, built.zone).headless = updateHeadlessView(built.headless, e.info, slices.values(), old, next, built.fqdn);
   }
 
   deleteSlice(namespace: string, name: string): void {
@@ -237,13 +252,16 @@ export class Zone implements ZoneWriter, ZoneReader {
     const group = this.slicesByService.get(svcKey)!;
     const old = group.get(name)!;
     const before = this.sliceSense(namespace, ownerName);
-    const owner = this.getService(namespace, ownerName)?.info;
+    const entry = this.getService(namespace, ownerName);
+    const owner = entry?.info;
+    const built = owner?.kind === 'Headless' ? entry!.memo : undefined;
     if (owner?.kind === 'Headless') this.indexSlice(owner, old, -1);
     group.delete(name);
     if (group.size === 0) this.slicesByService.delete(svcKey);
     this.sliceOwner.delete(sliceKey);
     this.endpointCount -= countAddresses(old);
     this.touch(namespace, ownerName, this.sliceChanged(before, namespace, ownerName));
+    this.updateView(entry, built, group, old, undefined);
   }
 
   setPod(p: PodInfo): void {

@@ -1,0 +1,83 @@
+// A headless service's view (records/headless.ts) updated slice by slice, as the zone does on each
+// EndpointSlice change once the view is built, is the view built from scratch from the same
+// slices: same endpoints in the same order, names, maps and named protocols.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import { mergedHeadlessView, type HeadlessView } from '../src/records/headless.js';
+import type { EndpointSliceInfo, PortInfo } from '../src/records/types.js';
+import { Zone } from '../src/records/zone.js';
+import { ep, headless, port, slice } from './resolve-fixtures.js';
+
+const ZN = 'cluster.local';
+const FQDN = `h.default.svc.${ZN}`;
+const V4 = ['10.0.0.1', '10.0.0.2', '10.0.0.3', '10.0.0.4', '10.0.0.5', '10.0.0.6'];
+const V6 = ['fd00::1', 'fd00::2', 'fd00::3'];
+const PORTS: PortInfo[][] = [[], [port('http', 80)], [port('http', 80), port('dns', 53, 'UDP')], [port('', 9000)]];
+
+function canon(v: HeadlessView): unknown {
+  const ports = (list: readonly PortInfo[]) => list.map((p) => `${p.name}/${p.port}/${p.protocol}`).sort();
+  return {
+    endpoints: v.endpoints.map((e) => [e.ip, e.v6, e.label, e.fqdn, ports(e.ports)]),
+    byIp: [...v.byIp].map(([ip, e]) => [ip, e.label]).sort(),
+    byLabel: [...v.byLabel].map(([label, eps]) => [label, eps.map((e) => e.ip).sort()]).sort(),
+    namedProtocols: [...v.namedProtocols].sort(),
+  };
+}
+
+const endpointArb = (pool: string[]) =>
+  fc.record({ ip: fc.constantFrom(...pool), hostname: fc.constantFrom('', '', 'pet-0', 'pet-1'), ready: fc.boolean() }).map((e) => ep(e.ip, e.hostname, e.ready));
+const sliceArb = fc.record({
+  name: fc.constantFrom('s-a', 's-b', 's-c', 's-d'),
+  v6: fc.boolean(),
+  ports: fc.constantFrom(...PORTS),
+  endpoints: fc.integer({ min: 0, max: 5 }),
+}).chain((s) => fc.array(endpointArb(s.v6 ? V6 : V4), { minLength: s.endpoints, maxLength: s.endpoints }).map((eps) => slice('default', s.name, 'h', eps, s.ports)));
+const opArb = fc.oneof(
+  { weight: 6, arbitrary: sliceArb.map((s) => ({ op: 'set' as const, s })) },
+  { weight: 2, arbitrary: fc.constantFrom('s-a', 's-b', 's-c', 's-d').map((name) => ({ op: 'delete' as const, name })) },
+  { weight: 1, arbitrary: fc.boolean().map((pnr) => ({ op: 'service' as const, pnr })) },
+  { weight: 3, arbitrary: fc.constant({ op: 'ask' as const }) },
+);
+
+test('a view updated slice by slice is the view built from scratch, whatever the changes (addresses listed twice, not-ready ones, hostnames shared, slices deleted)', () => {
+  fc.assert(
+    fc.property(fc.array(opArb, { minLength: 1, maxLength: 40 }), (ops) => {
+      const zone = new Zone();
+      let svc = headless('default', 'h');
+      zone.setService(svc);
+      const slices = new Map<string, EndpointSliceInfo>();
+      for (const o of ops) {
+        if (o.op === 'set') {
+          zone.setSlice(o.s);
+          slices.set(o.s.name, o.s);
+        } else if (o.op === 'delete') {
+          zone.deleteSlice('default', o.name);
+          slices.delete(o.name);
+        } else if (o.op === 'service') {
+          svc = headless('default', 'h', o.pnr);
+          zone.setService(svc);
+        }
+        // the zone's view (updated when it was built before the change, else built now) against one made from scratch
+        const got = zone.headless(zone.getService('default', 'h')!, ZN);
+        if (o.op === 'ask' || ops.indexOf(o) % 2 === 0) assert.deepEqual(canon(got), canon(mergedHeadlessView(svc, [...slices.values()].sort((a, b) => (a.name < b.name ? -1 : 1)), FQDN)));
+      }
+    }),
+    { numRuns: 400 },
+  );
+});
+
+test('a change of one slice of a large headless service updates the view: the other slices\' endpoints are the same objects', () => {
+  const zone = new Zone();
+  zone.setService(headless('db', 'big'));
+  for (let i = 0; i < 50; i++) zone.setSlice(slice('db', `big-${i}`, 'big', Array.from({ length: 100 }, (_, k) => ep(`10.1.${i}.${k}`, k % 2 ? `pg-${i}-${k}` : '')), [port('pg', 5432)]));
+  const e = () => zone.getService('db', 'big')!;
+  const before = zone.headless(e(), ZN);
+  zone.setSlice(slice('db', 'big-7', 'big', [ep('10.9.9.9', 'new')], [port('pg', 5432)]));
+  const after = zone.headless(e(), ZN);
+  assert.equal(after.endpoints.length, 49 * 100 + 1);
+  assert.ok(after.byLabel.has('new') && !after.byIp.has('10.1.7.1') && after.byIp.has('10.1.8.1'));
+  assert.equal(after.byIp.get('10.1.8.1'), before.endpoints.find((x) => x.ip === '10.1.8.1'), 'kept, not made again');
+  const place = Array.from({ length: 50 }, (_, i) => `big-${i}`).sort().indexOf('big-7');
+  assert.equal(after.endpoints[place * 100]!.ip, '10.9.9.9', 'in its slice\'s place (slices in name order)');
+});
