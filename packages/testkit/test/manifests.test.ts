@@ -4,7 +4,7 @@
 // and every container's arguments are run through the real binaries' flag parsers.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -12,7 +12,7 @@ import { promisify } from 'node:util';
 import * as k8s from '@kubernetes/client-node';
 import yaml from 'js-yaml';
 import { query } from '@kube-dns/dns-client';
-import { dnsmasqPath, startDnsmasq } from '../src/index.js';
+import { clusterIPService, dnsmasqPath, freePort, startDnsmasq, startFakeApiServer } from '../src/index.js';
 
 const ROOT = new URL('../../../../', import.meta.url).pathname;
 const run = promisify(execFile);
@@ -295,6 +295,57 @@ for (const [bin, name] of [['kube-dns', 'kubedns'], ['sidecar', 'sidecar']] as c
     await assert.rejects(versionOf(bin, [...args(name), '--no-such-flag=1']), (e: { code?: number }) => e.code === 2);
   });
 }
+
+/** The sidecar's probes of the manifest: the live ones, or those of its commented alternative. */
+function probeArgs(commented: boolean): string[] {
+  if (!commented) return args('sidecar').filter((a) => a.startsWith('--probe='));
+  const text = readFileSync(join(ROOT, 'manifests/kube-dns.yaml'), 'utf8');
+  return [...text.matchAll(/^ *# - (--probe=\S+)$/gm)].map((m) => m[1]!);
+}
+
+// The liveness of kubedns and dnsmasq hangs on the sidecar's probes of kubernetes.default.svc.
+// kubedns --namespaces (or --labels, --namespace-labels) can leave that name out: the probes
+// then fail for good and the kubelet restarts both containers every two minutes. The manifest
+// says so next to the probes and offers probes of a Service that the filter keeps.
+test('with --namespaces leaving out default, the manifest\'s probes fail; the probes it offers instead answer', async (t) => {
+  const { runProbe } = (await import(pathToFileURL(join(ROOT, 'packages/sidecar/dist/src/probe.js')).href)) as {
+    runProbe(spec: { server: { host: string; port: number }; name: string; type: string }): Promise<{ ok: boolean; error?: string }>;
+  };
+  const { parseProbeSpec } = (await import(pathToFileURL(join(ROOT, 'packages/sidecar/dist/src/probe-spec.js')).href)) as {
+    parseProbeSpec(v: string): { ok: true; value: { label: string; name: string; type: string } } | { ok: false; error: string };
+  };
+  const offered = probeArgs(true);
+  assert.deepEqual(offered.map((p) => p.split(',')[0]), ['--probe=kubedns', '--probe=dnsmasq'], 'the manifest offers a probe for each container');
+
+  const api = await startFakeApiServer();
+  t.after(() => api.close());
+  api.upsert('services', clusterIPService('default', 'kubernetes', ['10.96.0.1'], [{ name: 'https', port: 443 }]));
+  api.upsert('services', clusterIPService('kube-system', 'kube-dns', ['10.96.0.10'], [{ name: 'dns', port: 53, protocol: 'UDP' }, { name: 'dns-tcp', port: 53, protocol: 'TCP' }]));
+  const [dnsPort, healthzPort] = [await freePort(), await freePort()];
+  const kd = spawn(process.execPath, [
+    join(ROOT, 'packages/kube-dns/bin/kube-dns.js'),
+    ...args('kubedns').filter((a) => a.startsWith('--domain=')),
+    '--dns-bind-address=127.0.0.1', `--dns-port=${dnsPort}`, '--healthz-bind-address=127.0.0.1', `--healthz-port=${healthzPort}`,
+    `--kubecfg-file=${api.kubeconfigPath}`, '--namespaces=kube-system',
+  ], { stdio: 'ignore' });
+  t.after(() => kd.kill('SIGKILL'));
+  const deadline = Date.now() + 20_000;
+  while ((await fetch(`http://127.0.0.1:${healthzPort}/readiness`).then((r) => r.status, () => 0)) !== 200) {
+    assert.ok(Date.now() < deadline, 'kube-dns did not become ready');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  // Both probes go to kubedns here: what dnsmasq would forward it.
+  const probe = async (arg: string) => {
+    const r = parseProbeSpec(arg.slice('--probe='.length));
+    assert.ok(r.ok, arg);
+    return runProbe({ server: { host: '127.0.0.1', port: dnsPort }, name: r.value.name, type: r.value.type });
+  };
+  for (const p of probeArgs(false)) assert.equal((await probe(p)).ok, false, `${p} answers despite --namespaces=kube-system`);
+  for (const p of offered) {
+    const r = await probe(p);
+    assert.ok(r.ok, `${p}: ${r.error}`);
+  }
+});
 
 // --- the cluster domain, the Service, RBAC --------------------------------------------------------
 
