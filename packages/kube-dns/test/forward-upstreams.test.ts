@@ -216,3 +216,19 @@ test("a stub-domain server named by a host name: one lookup at a time for all th
   assert.deepEqual(ips(await ask(f, 'later.corp.example')), ['192.0.2.8']);
   assert.equal(lookups, 1);
 });
+
+test('a query forwarded over UDP advertises at most 1232 bytes (the upstream sends TC, not IP fragments); over TCP as the client asked', async (t) => {
+  const sizes: string[] = [];
+  const up = await upstream(t, (q, transport) => {
+    const opt = dnsPacket.decode(q).additionals?.find((a) => a.type === 'OPT') as { udpPayloadSize?: number } | undefined;
+    sizes.push(`${transport} ${opt?.udpPayloadSize ?? 'none'}`);
+    return answer(q, '192.0.2.1');
+  });
+  const f = forwarder(t, [up]);
+  for (const [size, transport] of [[4096, 'udp'], [1400, 'udp'], [512, 'udp'], [undefined, 'udp'], [4096, 'tcp']] as const) {
+    const q = buildQuery({ name: 'big.example.org', type: 'TXT', ...(size ? { ednsUdpSize: size } : {}) });
+    const reply = await f.forward(q, 'big.example.org', transport);
+    assert.ok(reply && reply !== DROP, `${size} over ${transport} answered`);
+  }
+  assert.deepEqual(sizes, ['udp 1232', 'udp 1232', 'udp 512', 'udp none', 'tcp 4096']);
+});

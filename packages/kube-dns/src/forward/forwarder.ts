@@ -12,7 +12,8 @@ import { matchStubDomain } from './upstreams.js';
 import { DROP, ReplyBudget } from '../server/reply-budget.js';
 import { UpstreamSockets } from './upstream-sockets.js';
 import { questionEnd, replyProblem } from './reply-check.js';
-import { Flag, errorReply } from '../server/wire.js';
+import { Flag, capEdnsUdpSize, errorReply } from '../server/wire.js';
+import { OUR_UDP_SIZE } from '../server/encode.js';
 
 export interface ForwardStats {
   /** server "ip:port" → counts, and whether its last exchange failed */
@@ -200,6 +201,7 @@ export class Forwarder {
     if (qEnd < 0) return undefined;
     const question = query.subarray(12, qEnd);
     const out = Buffer.from(query);
+    if (transport === 'udp') capEdnsUdpSize(out, qEnd, OUR_UDP_SIZE); // we relay no more over UDP anyway
     let last: Buffer | undefined;
     for (const s of servers) {
       const left = Math.floor(deadline - performance.now());

@@ -323,6 +323,23 @@ export function skipName(buf: Buffer, off: number): number {
   return -1;
 }
 
+/**
+ * Lowers the UDP payload size a query's OPT record advertises to `max` (in place), leaving a
+ * smaller one as it is. For a query forwarded over UDP: an upstream told 4096 may send a reply in
+ * IP fragments, which some networks drop (the asker then waits out its timeout); told 1232, it
+ * sends TC instead and the asker retries over TCP (what dnsmasq and the 2020 DNS flag day do).
+ */
+export function capEdnsUdpSize(buf: Buffer, questionEnd: number, max: number): void {
+  const rrs = u16(buf, 6) + u16(buf, 8) + u16(buf, 10);
+  let p = questionEnd;
+  for (let i = 0; i < rrs; i++) {
+    const nameEnd = skipName(buf, p);
+    if (nameEnd < 0 || nameEnd + 10 > buf.length) return;
+    if (u16(buf, nameEnd) === TYPE_OPT && u16(buf, nameEnd + 2) > max) put16(buf, nameEnd + 2, max);
+    p = nameEnd + 10 + u16(buf, nameEnd + 8);
+  }
+}
+
 /** A minimal reply (header + the question if readable): FORMERR, SERVFAIL, REFUSED, NOTIMP. */
 export function errorReply(query: Buffer, id: number, rcode: number, questionEnd?: number, extraFlags = 0): Buffer {
   const qlen = questionEnd !== undefined ? questionEnd - 12 : 0;
