@@ -331,6 +331,8 @@ export async function startKubeDns(o: KubeDnsOptions, x: StartExtras): Promise<K
   });
   syncStarted = Date.now();
   sync.once('synced', () => log.info({ ms: Date.now() - syncStarted, ...zone.stats() }, 'initial sync with the API server done: ready'));
+  // stub servers named inside the cluster zone have an address only now
+  sync.once('synced', () => void forwarder.probeStubsAgain());
   const syncWarn = setInterval(() => {
     if (isSynced()) return clearInterval(syncWarn);
     log.error(

@@ -7,8 +7,8 @@ import { isIP } from 'node:net';
 import type { Logger, Nameserver } from '@kube-dns/config';
 import { buildQuery, exchange, type Transport } from '@kube-dns/dns-client';
 import { LogLimiter } from './log-limiter.js';
-import { LOOP_PROBE_SUFFIX, LoopProbes } from './loop-detect.js';
-import { matchStubDomain } from './upstreams.js';
+import { LoopProbes, type ProbeTarget } from './loop-detect.js';
+import { stubDomainOf } from './upstreams.js';
 import { DROP, ReplyBudget } from '../server/reply-budget.js';
 import { UpstreamSockets } from './upstream-sockets.js';
 import { questionEnd, replyProblem } from './reply-check.js';
@@ -53,7 +53,6 @@ const RCODE_REFUSED = 5;
 const FORWARD_DEADLINE_MS = 5000;
 /** How long a server that did not answer goes to the end of the list (inOrder). */
 const DOWN_RETRY_MS = 30_000;
-const LOOP_SUFFIX = `.${LOOP_PROBE_SUFFIX}`;
 
 const systemLookup = (name: string): Promise<string | undefined> => lookup(name).then((r) => r.address, () => undefined);
 
@@ -69,6 +68,8 @@ export class Forwarder {
   private readonly probes = new LoopProbes();
   /** "ip:port" of upstreams dropped because they sent our own queries back to us. */
   readonly looping = new Set<string>();
+  /** "domain ip:port" of stub-domain servers dropped because they sent the domain's queries back to us. */
+  readonly loopingStubs = new Set<string>();
   loopsDetected = 0;
   /** Forwards started and not yet finished (each may try several servers in turn). */
   inFlight = 0;
@@ -107,17 +108,28 @@ export class Forwarder {
   /** Turns loop probing on (our DNS listener must be up, or a looping probe finds nobody) and probes now. */
   startLoopChecks(): Promise<void> {
     this.loopChecks = true;
-    return this.probeForLoops(this.upstreams);
+    void this.probeForLoops(this.upstreams);
+    return this.probeStubs();
+  }
+
+  /**
+   * Probes the stub domains' servers again once the cluster's records are in (the initial sync):
+   * a server named inside the cluster zone (the kube-dns Service's name, say) has no address before.
+   */
+  probeStubsAgain(): Promise<void> {
+    return this.loopChecks ? this.probeStubs() : Promise.resolve();
   }
 
   /** Resolves once every probe is answered or timed out (tests). */
   probing: Promise<void> = Promise.resolve();
 
-  private probeForLoops(servers: Nameserver[]): Promise<void> {
-    this.probing = Promise.all(
-      servers.map(async (s) => {
-        const key = serverKey(s);
-        const name = this.probes.create(key);
+  private probeForLoops(servers: Nameserver[], domain?: string): Promise<void> {
+    const before = this.probing;
+    this.probing = Promise.all([
+      before,
+      ...servers.map(async (s) => {
+        const name = this.probes.create({ server: serverKey(s), ...(domain !== undefined && { domain }) });
+        if (!name) return;
         try {
           await exchange({ host: s.host, port: s.port }, buildQuery({ name, type: 'HINFO', id: randomInt(0, 65536) }), 'udp', this.opts.timeoutMs ?? 2000);
         } catch {
@@ -127,20 +139,54 @@ export class Forwarder {
           setTimeout(() => this.probes.forget(name), 10_000).unref();
         }
       }),
-    ).then(() => undefined);
+    ]).then(() => undefined);
     return this.probing;
   }
 
   /**
-   * Called for every query we are about to forward: a query for one of our probe names means
-   * the upstream it was sent to loops back to us. That upstream is dropped and the query fails
-   * at once (answering it would only feed the loop).
+   * Probes every stub domain's servers with a name inside the domain. Servers named by host name
+   * are looked up first; a cluster name that has no address yet is skipped and not remembered (before
+   * the initial sync every cluster name has none, and a forward would then skip it for 30 s).
    */
-  private detectLoop(lname: string): boolean {
-    if (this.probes.size === 0 || !lname.endsWith(LOOP_SUFFIX)) return false;
-    const server = this.probes.match(lname);
+  private async probeStubs(): Promise<void> {
+    const stubs = this.stubDomains;
+    const zone = this.opts.clusterZone;
+    const inCluster = (s: Nameserver) => s.family === 0 && zone !== undefined && (s.host === zone || s.host.endsWith(`.${zone}`));
+    await Promise.all(
+      [...stubs].map(async ([domain, list]) => {
+        const clusterNamed = list.flatMap((s) => {
+          const ip = inCluster(s) ? this.opts.resolveClusterName?.(s.host) : undefined;
+          return ip ? [{ ...s, host: ip, family: isIP(ip) as 4 | 6 }] : [];
+        });
+        const others = await this.resolveStubServers(list.filter((s) => !inCluster(s)), performance.now() + (this.opts.timeoutMs ?? 2000));
+        const servers = [...others, ...clusterNamed];
+        // the config changed while a name was looked up: the new one is probed on its own
+        if (this.stubDomains === stubs) await this.probeForLoops(servers, domain);
+      }),
+    );
+    await this.probing;
+  }
+
+  /**
+   * Called for every query we are about to forward: a query for one of our probe names means
+   * the server it was sent to loops back to us, and so does one of our own forwards still in
+   * flight that arrives back at our UDP listener (from `peerPort`, one of our forwarding
+   * sockets). That server is dropped and the query fails at once: forwarding it again would only
+   * feed the loop, a thousand forwards deep until --max-concurrent-forwards is full.
+   */
+  private detectLoop(query: Buffer, lname: string, transport: Transport, peerPort: number | undefined): boolean {
+    const probe = this.probes.size === 0 ? undefined : this.probes.match(lname);
+    if (probe) return this.loopFound(probe), true;
+    const server = transport === 'udp' && peerPort !== undefined ? this.sockets.sentFrom(peerPort, query) : undefined;
     if (!server) return false;
-    if (!this.looping.has(server)) {
+    const domain = stubDomainOf(lname, this.stubDomains);
+    this.loopFound({ server, ...(domain !== undefined && { domain }) });
+    return true;
+  }
+
+  private loopFound({ server, domain }: ProbeTarget): void {
+    if (domain === undefined) {
+      if (this.looping.has(server)) return;
       this.looping.add(server);
       this.loopsDetected++;
       this.upstreams = this.upstreams.filter((s) => serverKey(s) !== server);
@@ -148,13 +194,24 @@ export class Forwarder {
         { server, remaining: this.upstreams.map(serverKey) },
         `forwarding loop detected: upstream ${server} sends our queries back to us; no longer forwarding to it (fix the node's resolv.conf or the upstreamNameservers key)`,
       );
+      return;
     }
-    return true;
+    const key = `${domain} ${server}`;
+    if (this.loopingStubs.has(key)) return;
+    this.loopingStubs.add(key);
+    this.loopsDetected++;
+    this.opts.log.error(
+      { domain, server },
+      `forwarding loop detected: server ${server} of stub domain ${domain} sends the domain's queries back to us; no longer forwarding ${domain} to it (fix the stubDomains key of the ConfigMap: a stub server must not be the cluster DNS itself)`,
+    );
   }
 
+  /** Sets the stub domains; once loop checks are on, probes their servers (in the background). */
   setStubDomains(stubs: ReadonlyMap<string, Nameserver[]>): void {
     this.stubDomains = stubs;
     this.nameCache.clear();
+    this.loopingStubs.clear();
+    if (this.loopChecks) void this.probeStubs();
   }
 
   get servers(): readonly Nameserver[] {
@@ -170,8 +227,8 @@ export class Forwarder {
    * when every server failed or the cap is reached (the caller answers SERVFAIL), or DROP when
    * the cap is reached and the overflow's reply budget is spent (the caller sends nothing).
    */
-  async forward(query: Buffer, lname: string, transport: Transport): Promise<Buffer | undefined | typeof DROP> {
-    if (this.detectLoop(lname)) return undefined;
+  async forward(query: Buffer, lname: string, transport: Transport, peerPort?: number): Promise<Buffer | undefined | typeof DROP> {
+    if (this.detectLoop(query, lname, transport, peerPort)) return undefined;
     if (this.inFlight >= this.maxConcurrent) {
       const answered = this.overflow.take(performance.now());
       this.overLimitLog.maybe((suppressed) =>
@@ -194,8 +251,8 @@ export class Forwarder {
     const timeoutMs = this.opts.timeoutMs ?? 2000;
     // the whole forward, every server tried included, within a client's patience (glibc waits 5 s a try)
     const deadline = performance.now() + Math.max(timeoutMs, this.opts.deadlineMs ?? FORWARD_DEADLINE_MS);
-    const stub = matchStubDomain(lname, this.stubDomains);
-    const servers = this.inOrder(stub ? await this.resolveStubServers(stub, deadline) : this.upstreams);
+    const domain = stubDomainOf(lname, this.stubDomains);
+    const servers = this.inOrder(domain === undefined ? this.upstreams : this.withoutLooping(domain, await this.resolveStubServers(this.stubDomains.get(domain)!, deadline)));
     const clientId = query.readUInt16BE(0);
     const qEnd = questionEnd(query);
     if (qEnd < 0) return undefined;
@@ -248,6 +305,11 @@ export class Forwarder {
       return reply;
     }
     return last;
+  }
+
+  /** A stub domain's servers less those found to loop (loopFound). */
+  private withoutLooping(domain: string, servers: Nameserver[]): Nameserver[] {
+    return this.loopingStubs.size === 0 ? servers : servers.filter((s) => !this.loopingStubs.has(`${domain} ${serverKey(s)}`));
   }
 
   /**

@@ -32,6 +32,9 @@ interface Pending {
 
 interface Slot {
   sock: Socket;
+  server: Server;
+  /** The local port, once connected (sentFrom). */
+  port?: number;
   pending: Map<number, Pending>;
   uses: number;
   /** Out of the pool: closed as soon as nothing waits on it. */
@@ -59,6 +62,8 @@ export class UpstreamSockets {
   private readonly byServer = new Map<string, Slot[]>();
   /** Every socket not closed yet, retired ones still waiting for replies included (close()). */
   private readonly live = new Set<Slot>();
+  /** Connected sockets by local port (sentFrom). */
+  private readonly byPort = new Map<number, Slot>();
   private readonly perServer: number;
   private readonly usesPerSocket: number;
   /** Sockets opened so far (tests, metrics). */
@@ -109,6 +114,18 @@ export class UpstreamSockets {
     });
   }
 
+  /**
+   * The server ("ip:port") that a query we sent is waiting on, when `message`, received by our own
+   * listener from local port `port`, is that very query: the server sent it straight back to us
+   * (a forwarding loop). Port, ID and question must all match, so a client's query never does.
+   */
+  sentFrom(port: number, message: Buffer): string | undefined {
+    const slot = this.byPort.get(port);
+    if (!slot || message.length < 12) return undefined;
+    const p = slot.pending.get(message.readUInt16BE(0));
+    return p && sameQuestion(message, p.question) ? fmt(slot.server) : undefined;
+  }
+
   /** Closes every socket; exchanges still waiting fail. */
   close(): void {
     for (const s of [...this.live]) this.fail(s, new Error('forwarding stopped'));
@@ -134,7 +151,7 @@ export class UpstreamSockets {
   private open(server: Server): Slot {
     // bound by connect() to a port the kernel picks at random (Linux randomizes ephemeral ports)
     const sock = createSocket(isIP(server.host) === 6 ? 'udp6' : 'udp4');
-    const slot: Slot = { sock, pending: new Map(), uses: 0, retired: false, queue: [] };
+    const slot: Slot = { sock, server, pending: new Map(), uses: 0, retired: false, queue: [] };
     this.opened++;
     this.live.add(slot);
     sock.on('message', (msg) => {
@@ -163,6 +180,12 @@ export class UpstreamSockets {
         this.fail(slot, err);
         return;
       }
+      try {
+        slot.port = sock.address().port;
+        this.byPort.set(slot.port, slot);
+      } catch {
+        /* closed meanwhile */
+      }
       const queued = slot.queue ?? [];
       slot.queue = undefined;
       for (const send of queued) send();
@@ -184,6 +207,7 @@ export class UpstreamSockets {
 
   private release(slot: Slot): void {
     if (slot.retired && slot.pending.size === 0 && this.live.delete(slot)) {
+      if (slot.port !== undefined && this.byPort.get(slot.port) === slot) this.byPort.delete(slot.port);
       try {
         slot.sock.close();
       } catch {

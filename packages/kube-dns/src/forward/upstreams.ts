@@ -43,10 +43,10 @@ function isSelf(s: Nameserver, self: { addresses: string[]; port: number }): boo
 }
 
 /** The stub domain whose servers take `lname` (longest matching suffix), if any. */
-export function matchStubDomain(lname: string, stubDomains: ReadonlyMap<string, Nameserver[]>): Nameserver[] | undefined {
+export function stubDomainOf(lname: string, stubDomains: ReadonlyMap<string, unknown>): string | undefined {
   let best: string | undefined;
   for (const domain of stubDomains.keys()) {
     if ((lname === domain || lname.endsWith(`.${domain}`)) && (!best || domain.length > best.length)) best = domain;
   }
-  return best === undefined ? undefined : stubDomains.get(best);
+  return best;
 }

@@ -262,7 +262,7 @@ function registerGauges(r: Registry, g: GaugeSources): void {
     });
   new client.Counter({
     name: 'kubedns_forward_loops_detected_total',
-    help: 'Upstream nameservers dropped because they sent our own queries back to us (a forwarding loop).',
+    help: 'Upstream nameservers, and stub-domain servers for their domain, dropped because they sent our own queries back to us (a forwarding loop).',
     registers: [r],
     collect() {
       const v = g.loopsDetected?.() ?? 0;

@@ -41,8 +41,11 @@ export interface QueryObserver {
 }
 
 export interface Forwarding {
-  /** The reply; undefined: answer SERVFAIL; DROP: send nothing (forward/forwarder.ts). */
-  forward(query: Buffer, lname: string, transport: Transport): Promise<Buffer | undefined | typeof DROP>;
+  /**
+   * The reply; undefined: answer SERVFAIL; DROP: send nothing (forward/forwarder.ts). `peerPort`:
+   * the client's port, when the query is a client's (a forward of ours come back is told by it).
+   */
+  forward(query: Buffer, lname: string, transport: Transport, peerPort?: number): Promise<Buffer | undefined | typeof DROP>;
 }
 
 export interface HandlerOptions {
@@ -121,7 +124,7 @@ export class DnsHandler {
     }
     const q: ParsedQuery = parsed;
     try {
-      const reply = this.answer(query, q, transport, started, address);
+      const reply = this.answer(query, q, transport, started, address, port);
       // cache hits are always synchronous; a promise is a forward, never a hit
       if (this.opts.queryLog) this.opts.queryLog.record(q, transport, address, port, started, reply, Buffer.isBuffer(reply) && this.lastHit);
       return reply;
@@ -140,7 +143,7 @@ export class DnsHandler {
     return reply;
   }
 
-  private answer(query: Buffer, q: ParsedQuery, transport: Transport, started: number, address: string | undefined): Buffer | Promise<Buffer | undefined> {
+  private answer(query: Buffer, q: ParsedQuery, transport: Transport, started: number, address: string | undefined, port: number | undefined): Buffer | Promise<Buffer | undefined> {
     if (q.opcode !== 0) return this.done(q, encodeRcode(query, q, RCODE.NOTIMP), transport, started, 'auth', false);
     if (q.edns && q.edns.version > 0) return this.done(q, encodeRcode(query, q, 0), transport, started, 'auth', false);
     if (q.qtype === TYPE_ANY) return this.done(q, encodeRcode(query, q, RCODE.REFUSED), transport, started, 'auth', false);
@@ -171,7 +174,7 @@ export class DnsHandler {
       // before the first list of Services and EndpointSlices a negative answer would be a lie
       return this.done(q, encodeRcode(query, q, RCODE.SERVFAIL), transport, started, system, false);
     }
-    if (r.action === 'forward') return this.forward(query, q, transport, started, system);
+    if (r.action === 'forward') return this.forward(query, q, transport, started, system, port);
     if (r.chase) return this.chase(query, q, r, transport, limit, started);
     if (r.rcode === 'NXDOMAIN' && this.opts.autopath) {
       // the answer depends on who asks: never from or into the response cache
@@ -217,8 +220,8 @@ export class DnsHandler {
     return this.done(q, a ? rotateAnswers(reply) : reply, transport, started, system, false);
   }
 
-  private async forward(query: Buffer, q: ParsedQuery, transport: Transport, started: number, system: System): Promise<Buffer | undefined> {
-    const reply = await this.opts.forwarder.forward(query, q.lname, transport).catch(() => undefined);
+  private async forward(query: Buffer, q: ParsedQuery, transport: Transport, started: number, system: System, port: number | undefined): Promise<Buffer | undefined> {
+    const reply = await this.opts.forwarder.forward(query, q.lname, transport, port).catch(() => undefined);
     if (reply === DROP) return undefined;
     const out = reply ? fitRelayed(reply, query, q, replyLimit(q, transport)) : encodeRcode(query, q, RCODE.SERVFAIL);
     return this.done(q, out, transport, started, system, false);
