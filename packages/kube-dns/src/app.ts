@@ -7,12 +7,12 @@ import { Autopath } from './autopath/autopath.js';
 import { registerAutopathMetrics } from './autopath/metrics.js';
 import { PodIpIndex } from './autopath/pod-index.js';
 import { parseSearchDomains } from './autopath/search.js';
-import { chooseUpstreams } from './forward/upstreams.js';
+import { chooseUpstreams, stubDomainsInZones } from './forward/upstreams.js';
 import { Forwarder } from './forward/forwarder.js';
 import { registerForwardCapMetrics } from './forward/metrics.js';
 import { KubeDnsMetrics, registerMalformedMetrics, registerTcpMetrics } from './http/metrics.js';
 import { createHttpApp, listenHttp } from './http/server.js';
-import { kubeDnsEventRecorder, reportConfigEvents } from './events/config-events.js';
+import { kubeDnsEventRecorder, reportConfigEvents, reportStubDomainsInZone } from './events/config-events.js';
 import { QueryLog } from './querylog/query-log.js';
 import { dumpJson } from './records/dump.js';
 import { loadKubeConfig } from './kube/kubeconfig.js';
@@ -154,9 +154,21 @@ export async function startKubeDns(o: KubeDnsOptions, x: StartExtras): Promise<K
     for (const r of choice.refused) log.error({ server: r.server.raw }, `refusing upstream nameserver: ${r.reason}`);
     if (choice.servers.length === 0) log.warn({ source: choice.source }, 'no upstream nameservers: names outside the cluster get SERVFAIL');
     forwarder.setUpstreams(choice.servers);
-    forwarder.setStubDomains(c.stubDomains);
+    // a stub domain inside our zone takes its names (dnsmasq's longest match); the zone itself cannot
+    const inZone = stubDomainsInZones(c.stubDomains.keys(), [o.domain, ...zo.externalZones]);
+    for (const s of inZone) {
+      log.warn(
+        { key: 'stubDomains', domain: s.domain, zone: s.zone },
+        s.forwarded
+          ? `stubDomains: ${s.domain} is inside ${s.zone}, a zone kube-dns answers: its names are forwarded to its servers, not answered from the cluster's records (as dnsmasq in front does)`
+          : `stubDomains: ${s.domain} is ${s.zone}, a zone kube-dns answers: ignored, the zone's names are answered from the cluster's records`,
+      );
+    }
+    reportStubDomainsInZone(events, inZone);
+    const stubs = new Map([...c.stubDomains].filter(([d]) => !inZone.some((s) => s.domain === d && !s.forwarded)));
+    forwarder.setStubDomains(stubs, inZone.filter((s) => s.forwarded).map((s) => s.domain));
     log.info(
-      { upstreams: choice.servers.map((s) => `${s.host}:${s.port}`), source: choice.source, stubDomains: [...c.stubDomains.keys()] },
+      { upstreams: choice.servers.map((s) => `${s.host}:${s.port}`), source: choice.source, stubDomains: [...stubs.keys()] },
       'forwarding configured',
     );
   };
@@ -222,6 +234,7 @@ export async function startKubeDns(o: KubeDnsOptions, x: StartExtras): Promise<K
     zone,
     resolve: (name, qtype, lname) => resolve(zone, name, qtype, resolveOpts, lname),
     forwarder,
+    stubInZone: (lname) => forwarder.overridesZone(lname),
     isSynced,
     log,
     observer: metrics,

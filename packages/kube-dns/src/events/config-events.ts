@@ -33,6 +33,21 @@ export function kubeDnsEventRecorder(kc: KubeConfig, log: Logger, pod: PodIdenti
   });
 }
 
+/**
+ * A Warning `StubDomainInClusterZone` for stub domains inside a zone kube-dns answers (forwarded
+ * there) or equal to one (ignored), at every load that has them, the first included (as a rejected
+ * edit is reported): the log alone is easy to miss, and the behaviour differs from a plain stub.
+ */
+export function reportStubDomainsInZone(
+  recorder: EventRecorder,
+  found: readonly { domain: string; zone: string; forwarded: boolean }[],
+  pod: PodIdentity = podIdentity(),
+): void {
+  if (found.length === 0) return;
+  const told = found.map((s) => (s.forwarded ? `${s.domain} is inside the zone ${s.zone}: its names are forwarded to its servers` : `${s.domain} is the zone ${s.zone} itself: ignored`));
+  recorder.emit(configMapReference(pod), 'Warning', 'StubDomainInClusterZone', `kube-dns ConfigMap stubDomains: ${told.join('; ')}`);
+}
+
 /** Emits an Event for every rejected and every applied change (not for the first load). */
 export function reportConfigEvents(source: ConfigDirSource, recorder: EventRecorder, pod: PodIdentity = podIdentity()): void {
   const ref = configMapReference(pod);

@@ -61,6 +61,8 @@ const serverKey = (s: Nameserver) => (isIP(s.host) === 6 ? `[${s.host}]:${s.port
 export class Forwarder {
   private upstreams: Nameserver[] = [];
   private stubDomains: ReadonlyMap<string, Nameserver[]> = new Map();
+  /** Stub domains inside a zone of ours, whose names are forwarded rather than answered (overridesZone). */
+  private zoneStubs: readonly string[] = [];
   private readonly nameCache = new Map<string, { ip: string | undefined; until: number }>();
   /** Lookups of stub server names under way, by name (lookUpStubServer). */
   private readonly lookups = new Map<string, Promise<string | undefined>>();
@@ -206,12 +208,23 @@ export class Forwarder {
     );
   }
 
-  /** Sets the stub domains; once loop checks are on, probes their servers (in the background). */
-  setStubDomains(stubs: ReadonlyMap<string, Nameserver[]>): void {
+  /**
+   * Sets the stub domains; once loop checks are on, probes their servers (in the background).
+   * `inZone`: those of them inside a zone we answer, whose names the handler forwards first.
+   */
+  setStubDomains(stubs: ReadonlyMap<string, Nameserver[]>, inZone: readonly string[] = []): void {
     this.stubDomains = stubs;
+    this.zoneStubs = inZone;
     this.nameCache.clear();
     this.loopingStubs.clear();
     if (this.loopChecks) void this.probeStubs();
+  }
+
+  /** `lname` is in a stub domain inside one of our zones: forwarded, not answered from the records. */
+  overridesZone(lname: string): boolean {
+    if (this.zoneStubs.length === 0) return false;
+    for (const d of this.zoneStubs) if (lname === d || lname.endsWith(`.${d}`)) return true;
+    return false;
   }
 
   get servers(): readonly Nameserver[] {

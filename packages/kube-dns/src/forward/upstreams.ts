@@ -42,6 +42,28 @@ function isSelf(s: Nameserver, self: { addresses: string[]; port: number }): boo
   return self.addresses.includes(s.host) || (wildcard && loopback);
 }
 
+export interface StubInZone {
+  domain: string;
+  /** The zone of ours (the cluster zone, an external zone) it is in. */
+  zone: string;
+  /** Inside the zone: its names go to the stub servers. The zone itself: not used. */
+  forwarded: boolean;
+}
+
+/**
+ * Stub domains that are one of our zones or inside one. Inside, the stub domain wins, as the
+ * longest match does in dnsmasq in front of the original and in CoreDNS's server blocks. The zone
+ * itself stays ours: forwarding it away would take every Service name with it.
+ */
+export function stubDomainsInZones(domains: Iterable<string>, zones: readonly string[]): StubInZone[] {
+  const out: StubInZone[] = [];
+  for (const domain of domains) {
+    const zone = zones.find((z) => domain === z || domain.endsWith(`.${z}`));
+    if (zone !== undefined) out.push({ domain, zone, forwarded: domain !== zone });
+  }
+  return out;
+}
+
 /** The stub domain whose servers take `lname` (longest matching suffix), if any. */
 export function stubDomainOf(lname: string, stubDomains: ReadonlyMap<string, unknown>): string | undefined {
   let best: string | undefined;

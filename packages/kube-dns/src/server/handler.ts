@@ -53,6 +53,8 @@ export interface HandlerOptions {
   /** (name as asked, qtype name, the name A-Z lower-cased) → resolution against the current zone. */
   resolve: (name: string, qtype: string, lname: string) => Resolution;
   forwarder: Forwarding;
+  /** `lname` is in a stub domain inside our zone (forward/upstreams.ts): forwarded before anything else. */
+  stubInZone?: (lname: string) => boolean;
   isSynced: () => boolean;
   log: Logger;
   observer?: QueryObserver;
@@ -156,6 +158,8 @@ export class DnsHandler {
       return this.done(q, reply, transport, started, 'auth', false);
     }
 
+    // a stub domain inside the zone wins over our records, as the longest match does in dnsmasq
+    if (this.opts.stubInZone?.(q.lname)) return this.forward(query, q, transport, started, 'recursive', port);
     const limit = replyLimit(q, transport);
     const hit = this.cache.get(query, q, limit);
     if (hit) return this.done(q, rotateAnswers(hit), transport, started, 'auth', true);
