@@ -234,7 +234,7 @@ export async function startKubeDns(o: KubeDnsOptions, x: StartExtras): Promise<K
     zone,
     resolve: (name, qtype, lname) => resolve(zone, name, qtype, resolveOpts, lname),
     forwarder,
-    stubInZone: (lname) => forwarder.overridesZone(lname),
+    stubInZone: forwarder.zoneStubs,
     isSynced,
     log,
     observer: metrics,

@@ -61,8 +61,8 @@ const serverKey = (s: Nameserver) => (isIP(s.host) === 6 ? `[${s.host}]:${s.port
 export class Forwarder {
   private upstreams: Nameserver[] = [];
   private stubDomains: ReadonlyMap<string, Nameserver[]> = new Map();
-  /** Stub domains inside a zone of ours, whose names are forwarded rather than answered (overridesZone). */
-  private zoneStubs: readonly string[] = [];
+  /** Stub domains inside a zone of ours, whose names are forwarded rather than answered (the handler asks). */
+  readonly zoneStubs = new ZoneStubs();
   private readonly nameCache = new Map<string, { ip: string | undefined; until: number }>();
   /** Lookups of stub server names under way, by name (lookUpStubServer). */
   private readonly lookups = new Map<string, Promise<string | undefined>>();
@@ -214,18 +214,12 @@ export class Forwarder {
    */
   setStubDomains(stubs: ReadonlyMap<string, Nameserver[]>, inZone: readonly string[] = []): void {
     this.stubDomains = stubs;
-    this.zoneStubs = inZone;
+    this.zoneStubs.set(inZone);
     this.nameCache.clear();
     this.loopingStubs.clear();
     if (this.loopChecks) void this.probeStubs();
   }
 
-  /** `lname` is in a stub domain inside one of our zones: forwarded, not answered from the records. */
-  overridesZone(lname: string): boolean {
-    if (this.zoneStubs.length === 0) return false;
-    for (const d of this.zoneStubs) if (lname === d || lname.endsWith(`.${d}`)) return true;
-    return false;
-  }
 
   get servers(): readonly Nameserver[] {
     return this.upstreams;
@@ -398,5 +392,22 @@ export class Forwarder {
     this.nameCache.set(s.host, { ip, until: Date.now() + 30_000 });
     if (!ip) this.opts.log.warn({ server: s.raw }, 'cannot resolve the stub domain server name; skipping it');
     return ip;
+  }
+}
+
+/** Stub domains inside a zone of ours: `any` is a field, read on every query before the name's string is built. */
+export class ZoneStubs {
+  any = false;
+  private domains: readonly string[] = [];
+
+  set(domains: readonly string[]): void {
+    this.domains = domains;
+    this.any = domains.length > 0;
+  }
+
+  /** `lname` is in one of them: forwarded, not answered from the records. */
+  covers(lname: string): boolean {
+    for (const d of this.domains) if (lname === d || lname.endsWith(`.${d}`)) return true;
+    return false;
   }
 }

@@ -53,8 +53,12 @@ export interface HandlerOptions {
   /** (name as asked, qtype name, the name A-Z lower-cased) → resolution against the current zone. */
   resolve: (name: string, qtype: string, lname: string) => Resolution;
   forwarder: Forwarding;
-  /** `lname` is in a stub domain inside our zone (forward/upstreams.ts): forwarded before anything else. */
-  stubInZone?: (lname: string) => boolean;
+  /**
+   * Stub domains inside our zone (forward/upstreams.ts): their names are forwarded before
+   * anything else. `any` is read first on every query: the name's string is built only when true
+   * (a cache hit and a search-path expansion never build it).
+   */
+  stubInZone?: { readonly any: boolean; covers(lname: string): boolean };
   isSynced: () => boolean;
   log: Logger;
   observer?: QueryObserver;
@@ -159,7 +163,8 @@ export class DnsHandler {
     }
 
     // a stub domain inside the zone wins over our records, as the longest match does in dnsmasq
-    if (this.opts.stubInZone?.(q.lname)) return this.forward(query, q, transport, started, 'recursive', port);
+    const zoneStubs = this.opts.stubInZone;
+    if (zoneStubs !== undefined && zoneStubs.any && zoneStubs.covers(q.lname)) return this.forward(query, q, transport, started, 'recursive', port);
     const limit = replyLimit(q, transport);
     const hit = this.cache.get(query, q, limit);
     if (hit) return this.done(q, rotateAnswers(hit), transport, started, 'auth', true);
