@@ -89,12 +89,24 @@ start('sidecar', 'sidecar', [
   `--probe=dnsmasq,127.0.0.1:${ports.dns},kubernetes.default.svc.cluster.local,${probeInterval},SRV`,
 ]);
 
-async function stopAll() {
-  stopping = true;
-  await Promise.all(children.map(({ p }) => new Promise((r) => { if (p.exitCode !== null) return r(); p.once('exit', r); p.kill('SIGTERM'); setTimeout(() => p.kill('SIGKILL'), 6000).unref(); })));
-  await Promise.all([api.close(), upstream.close(), corp.close()]);
-  if (scratch) await rm(work, { recursive: true, force: true });
+// Once: a second Ctrl-C while the pod stops waits for the same stop. keepLogs: a failed run's
+// scratch directory stays for its logs.
+let stopped;
+let keepLogs = false;
+function stopAll() {
+  stopped ??= (async () => {
+    stopping = true;
+    await Promise.all(children.map(({ p }) => new Promise((r) => { if (p.exitCode !== null) return r(); p.once('exit', r); p.kill('SIGTERM'); setTimeout(() => p.kill('SIGKILL'), 6000).unref(); })));
+    await Promise.all([api.close(), upstream.close(), corp.close()]);
+    if (scratch && !keepLogs) await rm(work, { recursive: true, force: true });
+  })();
+  return stopped;
 }
+// From now on a signal stops the pod, also while the checks below run: the node default (exit at
+// once) would leave kube-dns, the nanny, dnsmasq and the sidecar running on the pod's ports.
+const onSignal = async () => { say('\nstopping the pod...'); await stopAll(); process.exit(check ? 1 : 0); };
+process.on('SIGINT', onSignal);
+process.on('SIGTERM', onSignal);
 
 async function until(what, fn, ms = 20000) {
   const deadline = Date.now() + ms;
@@ -150,12 +162,10 @@ try {
   if (check) {
     say(failed ? `\ndemo check: ${failed} FAILED (logs in ${logDir})` : '\ndemo check: all passed');
     if (failed) for (const { name } of children) say(`--- ${name} log: ${join(logDir, `${name}.log`)}`);
-    await (failed ? Promise.resolve() : stopAll());
+    keepLogs = failed > 0;
+    await stopAll();
     process.exit(failed ? 1 : 0);
   }
-  const onSignal = async () => { say('\nstopping the pod...'); await stopAll(); process.exit(0); };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
   if (portsFile !== undefined) {
     // written whole, then renamed: a test polling for the file never reads half of it
     await writeFile(`${portsFile}.tmp`, JSON.stringify({ ...ports, api: api.url, configDir, upstream: upstream.port, stub: corp.port, failed }));
@@ -176,6 +186,7 @@ Ctrl-C stops the pod.`);
   }
 } catch (e) {
   say(`\ndemo failed: ${e.message}\nlogs: ${logDir}`);
+  keepLogs = true;
   await stopAll().catch(() => undefined);
   process.exit(1);
 }
