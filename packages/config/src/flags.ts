@@ -77,6 +77,16 @@ export function parseDuration(text: string): number {
   return total;
 }
 
+/** Go's time.Duration.String of a duration in milliseconds (10000 -> "10s", 90000 -> "1m30s"). */
+export function formatDuration(ms: number): string {
+  if (ms === 0) return '0s';
+  if (ms < 1000) return `${ms}ms`;
+  const h = Math.floor(ms / 3_600_000);
+  const m = Math.floor((ms % 3_600_000) / 60_000);
+  const s = (ms % 60_000) / 1000;
+  return `${h ? `${h}h` : ''}${h || m ? `${m}m` : ''}${s}s`;
+}
+
 export function parseFlags(argv: readonly string[], specs: FlagSpecs): ParsedFlags {
   const byName = new Map<string, [string, FlagSpec]>();
   for (const [name, spec] of Object.entries(specs)) byName.set(normalize(name), [name, spec]);
@@ -159,7 +169,9 @@ export function usage(program: string, summary: string, specs: FlagSpecs): strin
   const lines = [`Usage of ${program}:`, summary, ''];
   for (const [name, spec] of Object.entries(specs).sort(([a], [b]) => a.localeCompare(b))) {
     if (spec.hidden) continue;
-    const def = spec.default === undefined || spec.default === '' ? '' : ` (default ${JSON.stringify(spec.default)})`;
+    // a duration as the flag takes it (10s), not the milliseconds it is kept in
+    const shown = spec.type === 'duration' && typeof spec.default === 'number' ? formatDuration(spec.default) : JSON.stringify(spec.default);
+    const def = spec.default === undefined || spec.default === '' ? '' : ` (default ${shown})`;
     const kind = spec.type === 'bool' ? '' : ` ${spec.type}`;
     lines.push(`  --${name}${kind}`, `        ${spec.help}${def}`);
   }

@@ -157,6 +157,23 @@ test('-h and --help ask for help, and usage lists visible flags with defaults', 
   assert.doesNotMatch(text, /federations/, 'hidden flags are not listed');
 });
 
+test('--help shows a duration default as Go does, in a form the flag itself accepts', () => {
+  const specs: FlagSpecs = {
+    'config-period': { type: 'duration', help: 'poll period', default: 10_000 },
+    lameduck: { type: 'duration', help: 'lameduck', default: 5000 },
+    grace: { type: 'duration', help: 'grace', default: 1500 },
+    tick: { type: 'duration', help: 'tick', default: 250 },
+    slow: { type: 'duration', help: 'slow', default: 90_000 },
+    hourly: { type: 'duration', help: 'hourly', default: 3_600_000 },
+    off: { type: 'duration', help: 'off', default: 0 },
+  };
+  const text = usage('kube-dns', 'Serves cluster DNS.', specs);
+  const shown = Object.fromEntries([...text.matchAll(/--([\w-]+) duration\n.*\(default (\S+)\)/g)].map((m) => [m[1]!, m[2]!]));
+  assert.deepEqual(shown, { 'config-period': '10s', lameduck: '5s', grace: '1.5s', tick: '250ms', slow: '1m30s', hourly: '1h0m0s', off: '0s' });
+  // an operator copies the default from --help into a manifest: the same value comes back
+  for (const [name, value] of Object.entries(shown)) assert.equal(parseFlags([`--${name}=${value}`], specs).values[name], specs[name]!.default, name);
+});
+
 test('an optional-value flag is "true" when bare and takes only an attached value', () => {
   assert.equal(parse('--version').values.version, 'true');
   assert.equal(parse('--version=raw').values.version, 'raw');
