@@ -243,7 +243,7 @@ function registerGauges(r: Registry, g: GaugeSources): void {
         }
       },
     });
-  syncCounter('kubedns_kube_relists_total', 'Full lists of the resource (initial, after 410 Gone, after errors).', 'relists');
+  syncCounter('kubedns_kube_relists_total', 'Full lists of the resource after the initial one (after 410 Gone, after errors).', 'relists');
   syncCounter('kubedns_kube_watch_restarts_total', 'Watches of the resource that ended and were started again.', 'watchRestarts');
   syncCounter('kubedns_kube_errors_total', 'Failed list or watch requests of the resource.', 'errors');
   const fwd = (name: string, help: string, field: 'requests' | 'failures') =>
