@@ -164,6 +164,19 @@ function convert(name: string, spec: FlagSpec, value: string, previous: FlagValu
   }
 }
 
+/**
+ * The original's --version (kubernetes/dns pkg/version): `raw`, or a Go boolean (`--version` alone
+ * is true). Returns what to print, or undefined when the binary should run (`--version=false`, `=0`).
+ */
+export function versionRequest(value: FlagValue | undefined, flag = '--version'): 'raw' | 'plain' | undefined {
+  if (value === undefined) return undefined;
+  const text = String(value);
+  if (text === 'raw') return 'raw';
+  if (GO_TRUE.has(text)) return 'plain';
+  if (GO_FALSE.has(text)) return undefined;
+  throw new FlagError(`invalid value ${JSON.stringify(text)} for ${flag}: want true, false or raw`);
+}
+
 /** The --help text. */
 export function usage(program: string, summary: string, specs: FlagSpecs): string {
   const lines = [`Usage of ${program}:`, summary, ''];

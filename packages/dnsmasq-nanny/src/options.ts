@@ -1,7 +1,7 @@
 // The nanny's command line: the original's Go `flag` flags (kubernetes/dns cmd/dnsmasq-nanny), klog's compatibility
 // flags, our additions, and everything after `--` handed to dnsmasq verbatim.
 import { isAbsolute, resolve } from 'node:path';
-import { type FlagSpecs, FlagError, KLOG_COMPAT_FLAGS, isDns1123Subdomain, parseFlags, parseHostPort, usage } from '@kube-dns/config';
+import { type FlagSpecs, FlagError, KLOG_COMPAT_FLAGS, isDns1123Subdomain, parseFlags, parseHostPort, usage, versionRequest } from '@kube-dns/config';
 
 export interface NannyOptions {
   configDir: string;
@@ -118,11 +118,8 @@ export function parseNannyOptions(argv: readonly string[], cwd = process.cwd()):
   if (parsed.positional.length > 0) {
     throw new FlagError(`unexpected argument ${JSON.stringify(parsed.positional[0])}: arguments for dnsmasq go after "--"`);
   }
-  const version = parsed.values.version as string | undefined;
-  if (version !== undefined && version !== 'false') {
-    if (version !== 'true' && version !== 'raw') throw new FlagError(`invalid value ${JSON.stringify(version)} for -version: want true, false or raw`);
-    return { kind: 'version', raw: version === 'raw' };
-  }
+  const version = versionRequest(parsed.values.version, '-version');
+  if (version) return { kind: 'version', raw: version === 'raw' };
   const v = parsed.values;
   const kubedns = parseHostPort(v.kubednsServer as string, 53);
   if (!kubedns.ok) throw new FlagError(kubedns.error);

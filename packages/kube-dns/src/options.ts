@@ -1,6 +1,6 @@
 // kube-dns flags: the original's (kubernetes/dns cmd/kube-dns/app/options) plus --ttl, --pods and --healthz-bind-address.
 import { isIP } from 'node:net';
-import { FlagError, KLOG_COMPAT_FLAGS, type FlagSpecs, isDns1123Label, parseFlags, parseIpNameserver, type Nameserver } from '@kube-dns/config';
+import { FlagError, KLOG_COMPAT_FLAGS, type FlagSpecs, isDns1123Label, parseFlags, parseIpNameserver, type Nameserver, versionRequest } from '@kube-dns/config';
 import type { PodMode } from './records/types.js';
 import { parseZoneOptions, ZONE_FLAGS, type ZoneOptions } from './zones/options.js';
 
@@ -66,7 +66,8 @@ export interface KubeDnsOptions {
   /** --log-queries: share of queries logged, 0 = off. */
   logQueries: number;
   logQueriesMaxRate: number;
-  version?: string;
+  /** --version given (and not false): what to print. */
+  version?: 'raw' | 'plain';
   help: boolean;
   maxConcurrentForwards: number;
   overflowServfailsPerSecond: number;
@@ -159,7 +160,7 @@ export function parseOptions(argv: readonly string[]): KubeDnsOptions {
     pods: pods as PodMode,
     logQueries: lq,
     logQueriesMaxRate: lqMax,
-    version: v.version === undefined ? undefined : String(v.version),
+    version: versionRequest(v.version),
     help: f.help,
   };
 }

@@ -41,6 +41,36 @@ test('--version prints the version; the original manifest flags parse', async ()
   assert.match(raw.out(), /^"\d+\.\d+\.\d+.*"\n$/);
 });
 
+test('--version takes a Go boolean as the original: =false runs the server, a bad value is a flag error', async (t) => {
+  for (const arg of ['--version=true', '--version=1', '--version=T']) {
+    const r = run([arg]);
+    assert.equal(await r.exited, 0, arg);
+    assert.match(r.out(), /^Kube-DNS \d+/, arg);
+  }
+  const bad = run(['--version=yes']);
+  assert.equal(await bad.exited, 2);
+  assert.match(bad.err(), /invalid value "yes" for --version: want true, false or raw/);
+  const api = await startFakeApiServer();
+  t.after(() => api.close());
+  api.upsert('services', clusterIPService('default', 'kubernetes', ['10.0.0.1']));
+  for (const arg of ['--version=false', '--version=0']) {
+    // no version printed: kube-dns starts and serves
+    const { r, dnsPort } = await runServing(api.kubeconfigPath, [arg, '--nameservers=127.0.0.1:9']);
+    t.after(() => r.p.kill('SIGKILL'));
+    const deadline = Date.now() + 20_000;
+    let answers: string[] = [];
+    while (answers.length === 0) {
+      assert.ok(Date.now() < deadline && r.p.exitCode === null, `${arg}: not serving; exit ${r.p.exitCode}, stdout ${JSON.stringify(r.out())}`);
+      await new Promise((done) => setTimeout(done, 100));
+      const reply = await query({ host: '127.0.0.1', port: dnsPort }, { name: 'kubernetes.default.svc.cluster.local', type: 'A', timeoutMs: 500 }).catch(() => undefined);
+      answers = reply ? datas(reply.packet.answers) : [];
+    }
+    assert.deepEqual(answers, ['10.0.0.1'], arg);
+    assert.doesNotMatch(r.out(), /Kube-DNS/, arg);
+    r.p.kill('SIGKILL');
+  }
+});
+
 test('bad flags exit 2 with a message naming the flag', async () => {
   for (const [args, re] of [
     [['--no-such-flag'], /unknown flag: --no-such-flag/],

@@ -1,6 +1,6 @@
 // The sidecar's command line: the original's pflag flags (kubernetes/dns cmd/sidecar), klog's compatibility
 // flags, and --probe-failure-threshold (ours: how many failed probes make a health check fail).
-import { type FlagSpecs, FlagError, KLOG_COMPAT_FLAGS, parseFlags, usage } from '@kube-dns/config';
+import { type FlagSpecs, FlagError, KLOG_COMPAT_FLAGS, parseFlags, usage, versionRequest } from '@kube-dns/config';
 import { type ProbeSpec, parseProbeSpec } from './probe-spec.js';
 
 export interface SidecarOptions {
@@ -90,11 +90,8 @@ export function parseSidecarArgs(argv: readonly string[]): ParsedArgs {
   if (parsed.positional.length > 0 || parsed.passthrough.length > 0) {
     throw new FlagError(`unexpected arguments: ${[...parsed.positional, ...parsed.passthrough].join(' ')}`);
   }
-  const version = parsed.values.version as string | undefined;
-  if (version !== undefined && version !== 'false') {
-    if (version !== 'true' && version !== 'raw') throw new FlagError(`invalid value ${JSON.stringify(version)} for --version: want true, false or raw`);
-    return { kind: 'version', raw: version === 'raw' };
-  }
+  const version = versionRequest(parsed.values.version);
+  if (version) return { kind: 'version', raw: version === 'raw' };
   const v = parsed.values;
   const probes = (v.probe as string[]).map((p) => {
     const r = parseProbeSpec(p);

@@ -118,6 +118,11 @@ test('command line: --version, --version=raw and --help', () => {
   assert.deepEqual(parseSidecarArgs(['--version']), { kind: 'version', raw: false });
   assert.deepEqual(parseSidecarArgs(['--version=raw']), { kind: 'version', raw: true });
   assert.equal(parseSidecarArgs(['--version=false']).kind, 'run');
+  // a Go boolean, as the original's pkg/version flag
+  assert.deepEqual(parseSidecarArgs(['--version=1']), { kind: 'version', raw: false });
+  assert.deepEqual(parseSidecarArgs(['--version=TRUE']), { kind: 'version', raw: false });
+  assert.equal(parseSidecarArgs(['--version=0']).kind, 'run');
+  assert.equal(parseSidecarArgs(['--version=F']).kind, 'run');
   const help = parseSidecarArgs(['--help']);
   assert.equal(help.kind, 'help');
   assert.match(help.kind === 'help' ? help.text : '', /--probe strings[\s\S]*--probe-failure-threshold int/);
