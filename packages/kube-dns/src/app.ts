@@ -147,10 +147,14 @@ export async function startKubeDns(o: KubeDnsOptions, x: StartExtras): Promise<K
   // --- config: ConfigMap directory, or the static --nameservers
   let config = defaultConfig();
   let liveZones: LiveZoneOptions | undefined;
+  // As the original: --nameservers is the static configuration, used only without --config-dir;
+  // with it, an empty upstreamNameservers means resolv.conf.
+  const flagServers = o.configDir ? [] : o.nameservers;
+  if (o.configDir && o.nameservers.length) log.warn({ nameservers: o.nameservers.map((s) => s.raw) }, '--nameservers is ignored with --config-dir: upstreams come from upstreamNameservers, else resolv.conf');
   const applyConfig = (c: KubeDnsConfig) => {
     config = c;
     liveZones?.apply(c.zoneOverrides);
-    const choice = chooseUpstreams(c, o.nameservers, readResolvConf(resolvConfPath, log), { addresses: [o.dnsBindAddress], port: o.dnsPort });
+    const choice = chooseUpstreams(c, flagServers, readResolvConf(resolvConfPath, log), { addresses: [o.dnsBindAddress], port: o.dnsPort });
     for (const r of choice.refused) log.error({ server: r.server.raw }, `refusing upstream nameserver: ${r.reason}`);
     if (choice.servers.length === 0) log.warn({ source: choice.source }, 'no upstream nameservers: names outside the cluster get SERVFAIL');
     forwarder.setUpstreams(choice.servers);

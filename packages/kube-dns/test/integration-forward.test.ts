@@ -87,3 +87,20 @@ test('an upstream that is kube-dns itself is refused (no forwarding loop); resol
   await eventually(async () => assert.deepEqual(datas((await c.ask('ok.example', 'A')).packet.answers), ['192.0.2.77']), 3000);
   assert.ok(!up.questions.some((q) => q.name === 'loop.example'));
 });
+
+test('--nameservers is ignored with --config-dir, as in the original: an empty upstreamNameservers means resolv.conf', async (t) => {
+  const flagged = await startTestDnsServer({ answerIp: '192.0.2.88' });
+  t.after(() => flagged.close());
+  const configured = await startTestDnsServer({ answerIp: '192.0.2.99' });
+  t.after(() => configured.close());
+  // resolv.conf without a nameserver: no upstream at all, so names outside the cluster get SERVFAIL
+  const c = await startCluster({ resolvConf: '', args: [`--nameservers=127.0.0.1:${flagged.port}`] });
+  t.after(() => c.stop());
+  await waitSynced(c);
+  assert.equal((await c.ask('www.example.org', 'A')).packet.rcode, 'SERVFAIL');
+  assert.equal(flagged.questions.length, 0, 'the --nameservers server is not asked');
+  // the ConfigMap's upstreams apply as ever
+  await writeFile(join(c.configDir, 'upstreamNameservers'), JSON.stringify([`127.0.0.1:${configured.port}`]));
+  await eventually(async () => assert.deepEqual(datas((await c.ask('www.example.org', 'A')).packet.answers), ['192.0.2.99']), 5000);
+  assert.equal(flagged.questions.length, 0);
+});

@@ -9,7 +9,8 @@ export interface UpstreamChoice {
 }
 
 /**
- * ConfigMap upstreamNameservers, else --nameservers, else resolv.conf (the original's order).
+ * ConfigMap upstreamNameservers, else --nameservers (the caller passes none with --config-dir,
+ * as the original), else resolv.conf.
  * A server that is our own listener is refused: forwarding to ourselves loops until the query
  * times out (a node resolv.conf pointing at the cluster DNS).
  */
