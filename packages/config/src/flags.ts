@@ -116,7 +116,10 @@ export function parseFlags(argv: readonly string[], specs: FlagSpecs): ParsedFla
       out.help = true;
       continue;
     }
-    const found = byName.get(normalize(rawName));
+    let found = byName.get(normalize(rawName));
+    // pflag's shorthand with its value attached: -v2 is -v=2 (the only one-letter flags are such)
+    const short = !found && !arg.startsWith('--') ? byName.get(body[0]!) : undefined;
+    if (short && short[1].type !== 'bool') [found, value] = [short, body.slice(1)];
     if (!found) throw new FlagError(`unknown flag: ${arg.split('=')[0]}`);
     const [name, spec] = found;
     if (spec.type === 'bool') {

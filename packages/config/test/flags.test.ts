@@ -92,6 +92,15 @@ test('bad integers and validator failures are FlagErrors naming flag and value',
   assert.equal(parse('--v', '4').values.v, 4);
 });
 
+test("pflag's shorthand with its value attached: -v4 is -v=4; other unknown single-dash names still fail", () => {
+  assert.equal(parse('-v4').values.v, 4);
+  assert.equal(parse('-v=4').values.v, 4);
+  assert.equal(flagError(['-v-1']), 'invalid value "-1" for --v: must be >= 0');
+  assert.equal(flagError(['-vx']), 'invalid value "x" for --v: not an integer');
+  assert.equal(flagError(['--v4']), 'unknown flag: --v4');
+  assert.equal(flagError(['-nope']), 'unknown flag: -nope');
+});
+
 test('a repeated list flag collects every value in order; its first value replaces the default', () => {
   const r = parse('--probe=kubedns,127.0.0.1:10053,a.b,5,SRV', '--probe', 'dnsmasq,127.0.0.1:53,c.d,5,A');
   assert.deepEqual(r.values.probe, ['kubedns,127.0.0.1:10053,a.b,5,SRV', 'dnsmasq,127.0.0.1:53,c.d,5,A']);

@@ -33,7 +33,7 @@ async function runServing(kubeconfig: string, extra: string[]) {
 }
 
 test('--version prints the version; the original manifest flags parse', async () => {
-  const r = run(['--domain=cluster.local.', '--dns-port=10053', '--config-dir=/kube-dns-config', '--v=2', '--logtostderr', '--version']);
+  const r = run(['--domain=cluster.local.', '--dns-port=10053', '--config-dir=/kube-dns-config', '--v=2', '-v2', '-v', '2', '--logtostderr', '--version']);
   assert.equal(await r.exited, 0);
   assert.match(r.out(), /^Kube-DNS \d+\.\d+\.\d+/);
   const raw = run(['--version=raw']);
