@@ -98,13 +98,22 @@ export function parseFlags(argv: readonly string[], specs: FlagSpecs): ParsedFla
   }
   const out: ParsedFlags = { values, set: new Set(), passthrough: [], positional: [], help: false };
 
+  // the previous argument when it was a boolean (or optional-value) flag without "="
+  let bareSwitch: string | undefined;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
+    const afterSwitch = bareSwitch;
+    bareSwitch = undefined;
     if (arg === '--') {
       out.passthrough = argv.slice(i + 1);
       break;
     }
     if (!arg.startsWith('-') || arg === '-') {
+      // `-restartDnsmasq false`: Go and pflag take the flag alone (true) and `false` as a stray
+      // argument; what the operator meant is clear, so say how to write it.
+      if (afterSwitch !== undefined) {
+        throw new FlagError(`${afterSwitch} ${arg}: this flag takes its value only after "=" (${afterSwitch}=${arg}); alone it means true`);
+      }
       out.positional.push(arg);
       continue;
     }
@@ -122,6 +131,7 @@ export function parseFlags(argv: readonly string[], specs: FlagSpecs): ParsedFla
     if (short && short[1].type !== 'bool') [found, value] = [short, body.slice(1)];
     if (!found) throw new FlagError(`unknown flag: ${arg.split('=')[0]}`);
     const [name, spec] = found;
+    if ((spec.type === 'bool' || spec.type === 'optional') && value === undefined) bareSwitch = arg;
     if (spec.type === 'bool') {
       if (value === undefined) value = 'true';
       if (GO_TRUE.has(value)) values[name] = true;
