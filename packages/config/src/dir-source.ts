@@ -92,7 +92,7 @@ export interface ConfigSourceEvents {
 
 export interface ConfigDirSourceOptions {
   dir: string;
-  /** Safety-net poll period (the original's --config-period / -syncInterval). */
+  /** Safety-net poll period (the original's --config-period / -syncInterval); 0: none, file events only. */
   periodMs: number;
   log: Logger;
   /** Debounce for file events: a kubelet swap is several events. */
@@ -132,8 +132,12 @@ export class ConfigDirSource extends EventEmitter<ConfigSourceEvents> {
   async start(): Promise<KubeDnsConfig> {
     await this.load(true);
     if (this.stopped) return this.current;
-    this.timer = setInterval(() => this.schedule(0), this.opts.periodMs);
-    this.timer.unref();
+    // 0: no poll, file events only (the original's ticker of 0 never fired: it read the
+    // directory once). A setInterval of 0 would read it a thousand times a second.
+    if (this.opts.periodMs > 0) {
+      this.timer = setInterval(() => this.schedule(0), this.opts.periodMs);
+      this.timer.unref();
+    }
     if (this.opts.watchEvents !== false) {
       this.watcher = this.watchDir();
       // Until its first scan is done chokidar does not know the files, so it would not report

@@ -214,6 +214,19 @@ test('with file events off, the poll alone picks a change up', async (t) => {
   assert.deepEqual(upstreams(source.config), ['9.9.9.9']);
 });
 
+test('a poll period of 0 (--config-period=0) polls never, where it used to re-read the directory every millisecond; file events still apply a change', async (t) => {
+  const dir = await tempDir(t);
+  await writeKubeletConfigMap(dir, { upstreamNameservers: '["8.8.8.8"]' });
+  const quiet = await startSource(t, { dir, watchEvents: false, periodMs: 0 });
+  await writeKubeletConfigMap(dir, { upstreamNameservers: '["9.9.9.9"]' });
+  await new Promise((r) => setTimeout(r, 500));
+  assert.deepEqual(upstreams(quiet.source.config), ['8.8.8.8'], 'no poll read the change');
+  const watching = await startSource(t, { dir, periodMs: 0 });
+  const applied = nextEvent<KubeDnsConfig>(watching.source, 'config', (c) => upstreams(c).includes('1.1.1.1'), 30_000);
+  await writeKubeletConfigMap(dir, { upstreamNameservers: '["1.1.1.1"]' });
+  await applied;
+});
+
 test('the keys kube-dns applies live are not reported as unknown; a key nothing reads is', async (t) => {
   const dir = await tempDir(t);
   await writeKubeletConfigMap(dir, { ignoreEmptyService: 'true', transferTo: '10.0.0.0/8', upstreamNameservers: '["8.8.8.8"]', stubDomainz: '{}' });

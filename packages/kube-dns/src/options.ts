@@ -17,7 +17,7 @@ export const FLAGS: FlagSpecs = {
   'config-map-namespace': { type: 'string', default: 'kube-system', help: 'namespace of --config-map' },
   'config-map': { type: 'string', default: '', help: 'not supported: mount the ConfigMap and use --config-dir (the official manifest does)' },
   'config-dir': { type: 'string', default: '', help: 'directory of the mounted kube-dns ConfigMap' },
-  'config-period': { type: 'duration', default: 10_000, help: 'poll period of --config-dir (file changes are also picked up at once)' },
+  'config-period': { type: 'duration', default: 10_000, help: 'poll period of --config-dir (file changes are also picked up at once); 0: no poll, file changes only' },
   'initial-sync-timeout': { type: 'duration', default: 60_000, help: 'warn loudly when the first sync with the API server takes longer (we keep trying rather than exit)' },
   profiling: { type: 'bool', default: false, help: 'accepted for compatibility; ignored' },
   version: { type: 'optional', help: 'print the version and exit (--version=raw: only the version string)' },
