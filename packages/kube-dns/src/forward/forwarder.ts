@@ -220,7 +220,6 @@ export class Forwarder {
     if (this.loopChecks) void this.probeStubs();
   }
 
-
   get servers(): readonly Nameserver[] {
     return this.upstreams;
   }
