@@ -5,7 +5,7 @@
 // SERVFAIL, and nothing counted it. It must be caught as an upstream loop is: counted, logged
 // naming the domain and the server, the server dropped; and a forward that comes straight back to
 // us must never be forwarded again.
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -34,9 +34,12 @@ const requestsTo = (body: string, server: string): number => {
   return m ? Number(m[1]) : 0;
 };
 
-test('a stub server that relays the domain back to kube-dns (the Service IP, say) is detected, counted, logged and dropped', async (t) => {
+/**
+ * The kube-dns Service IP without dnsmasq in front: whatever it gets reaches kube-dns again (at
+ * the port given to `to`), and kube-dns's rcode comes back.
+ */
+async function relayBack(t: TestContext) {
   let kubeDnsPort = 0;
-  // the kube-dns Service IP without dnsmasq in front: whatever it gets reaches kube-dns again
   const relay = await startTestDnsServer({
     handler: async (q) => {
       if (!kubeDnsPort) return { rcode: 'SERVFAIL' };
@@ -45,12 +48,17 @@ test('a stub server that relays the domain back to kube-dns (the Service IP, say
     },
   });
   t.after(() => relay.close());
+  return { relay, to: (port: number) => (kubeDnsPort = port) };
+}
+
+test('a stub server that relays the domain back to kube-dns (the Service IP, say) is detected, counted, logged and dropped', async (t) => {
+  const { relay, to } = await relayBack(t);
   const honest = await startTestDnsServer({ answerIp: '192.0.2.44' });
   t.after(() => honest.close());
   const { log, lines } = capturingLog();
   const c = await startCluster({ log, configFiles: { upstreamNameservers: JSON.stringify([`127.0.0.1:${honest.port}`]) } });
   t.after(() => c.stop());
-  kubeDnsPort = c.server.port;
+  to(c.server.port);
   await waitSynced(c);
 
   const server = `127.0.0.1:${relay.port}`;
@@ -73,22 +81,14 @@ test('a stub server that relays the domain back to kube-dns (the Service IP, say
 });
 
 test('a stub server named by the kube-dns Service\'s cluster name is probed once the records are in', async (t) => {
-  let kubeDnsPort = 0;
-  const relay = await startTestDnsServer({
-    handler: async (q) => {
-      if (!kubeDnsPort) return { rcode: 'SERVFAIL' };
-      const reply = await exchange({ host: '127.0.0.1', port: kubeDnsPort }, buildQuery({ name: q.name, type: q.type as 'A' }), 'udp', 3000).catch(() => undefined);
-      return reply ? { rcode: (reply.readUInt16BE(2) & 0xf) === 3 ? 'NXDOMAIN' : 'SERVFAIL' } : 'drop';
-    },
-  });
-  t.after(() => relay.close());
+  const { relay, to } = await relayBack(t);
   // in the ConfigMap from the start: the first probes go out before the Service is known
   const c = await startCluster({
     configFiles: { stubDomains: JSON.stringify({ 'corp.example': [`kube-dns.kube-system.svc.cluster.local:${relay.port}`] }) },
     seed: (api) => api.upsert('services', clusterIPService('kube-system', 'kube-dns', ['127.0.0.1'], [{ name: 'dns', port: 53, protocol: 'UDP' }])),
   });
   t.after(() => c.stop());
-  kubeDnsPort = c.server.port;
+  to(c.server.port);
   await waitSynced(c);
   await eventually(async () => assert.equal(await loopsCounted(c), 1, 'kubedns_forward_loops_detected_total'), 5000);
   assert.equal((await c.ask('x.corp.example', 'A')).packet.rcode, 'SERVFAIL');
