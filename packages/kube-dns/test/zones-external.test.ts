@@ -77,3 +77,14 @@ test('flag errors: an external zone overlapping the cluster domain or another ex
   assert.throws(() => parseOptions(['--external-zone=exa mple.com']), /not a valid DNS name/);
   assert.deepEqual(parseOptions(['--external-zone=A.example.', '--external-zone=b.example']).zones.externalZones, ['a.example', 'b.example']);
 });
+
+test('the names between the NS host and the apex exist (empty non-terminals): NODATA, never NXDOMAIN', async () => {
+  // an NXDOMAIN at dns.example.com says nothing exists below it (RFC 8020), ns1.dns.example.com
+  // included: a resolver that believes it, or minimises the question (RFC 9156), loses the NS host
+  for (const name of [`dns.${E}`, `DNS.${E}`, `ns1.dns.${E}`]) {
+    const r = await on.ask(name, 'A');
+    assert.deepEqual([r.packet.rcode, r.packet.flag_aa, r.packet.answers?.length], ['NOERROR', true, 0], name);
+    assert.equal(r.packet.authorities?.[0]?.type, 'SOA', name);
+  }
+  assert.equal((await on.ask(`ns2.dns.${E}`, 'A')).packet.rcode, 'NXDOMAIN', 'a sibling of the NS host does not exist');
+});

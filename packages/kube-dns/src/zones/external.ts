@@ -42,6 +42,11 @@ export function findExternalZone(lower: string, zones: readonly ExternalZone[]):
 
 const isV6 = (ip: string): boolean => ip.includes(':');
 
+/** Whether `name` is `host` or one of its ancestors. */
+function atOrAbove(name: string, host: string): boolean {
+  return name === host || (host.length > name.length && host.endsWith(name) && host[host.length - name.length - 1] === '.');
+}
+
 export function resolveExternal(zone: Zone, owner: string, lower: string, qtype: string, ez: ExternalZone): Resolution {
   const { opts } = ez;
   if (lower.length === ez.name.length) {
@@ -49,8 +54,9 @@ export function resolveExternal(zone: Zone, owner: string, lower: string, qtype:
     if (qtype === 'NS') return positive(opts, [{ name: owner, type: 'NS', ttl: opts.ttl, class: 'IN', data: ez.ns }], [], 'static');
     return nodata(opts, 'static');
   }
-  // the NS host, when it lies in the zone: it exists (its address is glue in the parent zone)
-  if (lower === ez.ns) return nodata(opts, 'static');
+  // the NS host, when it lies in the zone: it exists (its address is glue in the parent zone), and
+  // so do the names between it and the apex (`dns.<zone>`): NXDOMAIN there would deny it (RFC 8020)
+  if (atOrAbove(lower, ez.ns)) return nodata(opts, 'static');
   const labels = lower.slice(0, lower.length - ez.name.length - 1).split('.');
   const n = labels.length;
   const ns = labels[n - 1]!;
