@@ -234,6 +234,7 @@ export async function startKubeDns(o: KubeDnsOptions, x: StartExtras): Promise<K
   };
 
   // --- DNS
+  const queryLog = o.logQueries > 0 ? new QueryLog({ rate: o.logQueries, maxPerSecond: o.logQueriesMaxRate, log }) : undefined;
   const handler: DnsHandler = new DnsHandler({
     zone,
     resolve: (name, qtype, lname) => resolve(zone, name, qtype, resolveOpts, lname),
@@ -249,7 +250,7 @@ export async function startKubeDns(o: KubeDnsOptions, x: StartExtras): Promise<K
     transfer: {
       answer: (query, q, transport, address) => (transfer ? transfer.answer(query, q, transport, address) : encodeRcode(query, q, RCODE.REFUSED)),
     },
-    ...(o.logQueries > 0 && { queryLog: new QueryLog({ rate: o.logQueries, maxPerSecond: o.logQueriesMaxRate, log }) }),
+    ...(queryLog && { queryLog }),
   });
   registerMalformedMetrics(metrics.registry, handler.malformed);
   // UDP and TCP on one port. With --dns-port=0 (tests) the number UDP picks may be taken on TCP:
@@ -380,6 +381,7 @@ export async function startKubeDns(o: KubeDnsOptions, x: StartExtras): Promise<K
       clearInterval(syncWarn);
       transfer?.stop();
       await Promise.all([udp?.close(), tcpListener.close()]);
+      queryLog?.close();
       forwarder.close();
       await sync?.stop();
       await source?.stop();

@@ -139,6 +139,26 @@ test('a flood is capped at --log-queries-max-rate lines per second, and said so 
   assert.match(kd.stderr(), /query log: sampled queries left out/);
 });
 
+test('every query left out by the cap is counted on stderr: a flood that ends, then a stop, loses no count', async (t) => {
+  const api = await cluster();
+  const kd = await serve(api, ['--log-queries=1', '--log-queries-max-rate=10']);
+  t.after(() => api.close());
+  let answered = 0;
+  for (let i = 0; i < 10; i++) {
+    await Promise.all(Array.from({ length: 50 }, (_, k) => query(kd.server, { name: `d${i}-${k}.default.svc.cluster.local`, type: 'A', timeoutMs: 5000 }).then(() => answered++)));
+  }
+  await kd.stop();
+  assert.equal(answered, 500);
+  const lines = kd.lines().length;
+  const notLogged = kd
+    .stderr()
+    .split('\n')
+    .filter((l) => l.includes('query log: sampled queries left out'))
+    .reduce((sum, l) => sum + (JSON.parse(l) as { notLogged: number }).notLogged, 0);
+  assert.ok(lines >= 10 && lines < 500, `${lines} lines`);
+  assert.equal(lines + notLogged, 500, `${lines} lines written and ${notLogged} said to be left out, of 500 queries`);
+});
+
 test('a stdout nobody reads (a stuck log pipe): every query is still answered', async (t) => {
   const api = await cluster();
   const kd = await serve(api, ['--log-queries=1', '--log-queries-max-rate=1000000'], { readStdout: false });

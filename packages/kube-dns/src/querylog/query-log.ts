@@ -5,7 +5,8 @@
 //
 // Never at the expense of answers:
 //   - sampled (rate 0..1), then at most --log-queries-max-rate lines per second: a flood cannot
-//     fill the node's disk; what is left out is counted and said once a minute on stderr;
+//     fill the node's disk; what is left out is counted and said on stderr at most once a minute
+//     (the count of a flood that ended in between a minute later, and what is left at stop);
 //   - written through an asynchronous stream whose buffer is bounded (1 MiB): a stdout nobody
 //     reads (a stuck log pipe) drops lines instead of holding queries or growing memory;
 //   - any error of the stream turns the query log off, with one message; answers go on.
@@ -47,6 +48,8 @@ export class QueryLog {
   private inWindow = 0;
   private dropped = 0;
   private lastDropReport = 0;
+  /** Reports, a minute after the last report, the drops counted since (a flood that ended). */
+  private dropTimer: NodeJS.Timeout | undefined;
   private off = false;
   /** Lines written and sampled queries left out (tests, debugging). */
   written = 0;
@@ -94,18 +97,33 @@ export class QueryLog {
     }
     if (this.inWindow >= this.opts.maxPerSecond || (this.out.writableLength ?? 0) > this.maxBuffer) {
       this.dropped++;
-      if (now - this.lastDropReport >= DROP_REPORT_MS) {
-        this.opts.log.warn(
-          { notLogged: this.dropped, maxPerSecond: this.opts.maxPerSecond },
-          'query log: sampled queries left out (over --log-queries-max-rate, or stdout is not keeping up)',
-        );
-        this.lastDropReport = now;
-        this.dropped = 0;
+      if (now - this.lastDropReport >= DROP_REPORT_MS) this.reportDrops();
+      else if (!this.dropTimer) {
+        // said later, not when the next one is left out: there may be none
+        this.dropTimer = setTimeout(() => this.reportDrops(), this.lastDropReport + DROP_REPORT_MS - now);
+        this.dropTimer.unref();
       }
       return false;
     }
     this.inWindow++;
     return true;
+  }
+
+  private reportDrops(): void {
+    clearTimeout(this.dropTimer);
+    this.dropTimer = undefined;
+    if (this.dropped === 0) return;
+    this.opts.log.warn(
+      { notLogged: this.dropped, maxPerSecond: this.opts.maxPerSecond },
+      'query log: sampled queries left out (over --log-queries-max-rate, or stdout is not keeping up)',
+    );
+    this.lastDropReport = Date.now();
+    this.dropped = 0;
+  }
+
+  /** At stop: says what was left out since the last report. */
+  close(): void {
+    this.reportDrops();
   }
 
   private write(name: string, qtype: number, transport: Transport, address: string | undefined, port: number | undefined, started: number, reply: Buffer | undefined, cached: boolean): void {
