@@ -3,6 +3,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { createSocket } from 'node:dgram';
+import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { query } from '@kube-dns/dns-client';
 import { clusterIPService, freePort, startFakeApiServer, startTestDnsServer, type FakeApiServer } from '@kube-dns/testkit';
@@ -43,6 +45,7 @@ async function serve(api: FakeApiServer, extra: string[], opts: { readStdout?: b
   return {
     p,
     server: { host: '127.0.0.1', port: dnsPort },
+    text: () => stdout,
     lines: () => stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l) as Line),
     stderr: () => stderr,
     stop: async () => {
@@ -92,6 +95,41 @@ test('--log-queries=1: one JSON line per query with client, name, type, rcode, d
   assert.deepEqual([tcp!.transport, tcp!.type, tcp!.rcode], ['tcp', 'AAAA', 'NXDOMAIN']);
   assert.match(tcp!.client, /^127\.0\.0\.1:\d+$/);
   assert.deepEqual([fwd!.name, fwd!.rcode, fwd!.cached], ['www.example.org', 'NOERROR', false]);
+});
+
+test("a name's bytes as dig shows them: non-ASCII and control octets as \\DDD, quotes and newlines never break or forge the line", async (t) => {
+  const api = await cluster();
+  const kd = await serve(api, ['--log-queries=1']);
+  t.after(async () => {
+    await kd.stop();
+    await api.close();
+  });
+  /** A query for these labels (bytes as they are) under default.svc.cluster.local, A. */
+  const wire = (first: Buffer) => {
+    const labels = [first, ...['default', 'svc', 'cluster', 'local'].map((l) => Buffer.from(l))];
+    return Buffer.concat([Buffer.from([0x12, 0x34, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0]), ...labels.flatMap((l) => [Buffer.from([l.length]), l]), Buffer.from([0, 0, 1, 0, 1])]);
+  };
+  const asked = [
+    Buffer.from('café'), // UTF-8: c3 a9
+    Buffer.from([0x78, 0x0a, 0x7b, 0x22, 0x72, 0x63, 0x6f, 0x64, 0x65, 0x22, 0x7d]), // x\n{"rcode"}
+    Buffer.from([0x64, 0x7f, 0xc2, 0x85, 0x20, 0x5c]), // DEL, NEL, space, backslash
+  ];
+  const sock = createSocket('udp4');
+  t.after(() => sock.close());
+  for (const q of asked) {
+    sock.send(wire(q), kd.server.port, kd.server.host);
+    await once(sock, 'message');
+  }
+  assert.ok(await waitFor(() => kd.lines().length >= 3), kd.stderr());
+  assert.match(kd.text(), /^[\x20-\x7e\n]+$/, 'printable ASCII lines');
+  assert.deepEqual(
+    kd.lines().map((l) => [l.name, l.rcode]),
+    [
+      ['caf\\195\\169.default.svc.cluster.local', 'NXDOMAIN'],
+      ['x\\010{"rcode"}.default.svc.cluster.local', 'NXDOMAIN'],
+      ['d\\127\\194\\133\\032\\\\.default.svc.cluster.local', 'NXDOMAIN'],
+    ],
+  );
 });
 
 test('off by default; --log-queries=0.25 logs about a quarter; a bad rate is refused', async (t) => {

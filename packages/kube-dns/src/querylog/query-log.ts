@@ -21,6 +21,18 @@ import { qtypeName } from '../server/handler.js';
 const RCODES = ['NOERROR', 'FORMERR', 'SERVFAIL', 'NXDOMAIN', 'NOTIMP', 'REFUSED'];
 const DROP_REPORT_MS = 60_000;
 
+/**
+ * A name (latin1: one char per octet) in presentation form, as dig and CoreDNS's log show it: an
+ * octet outside printable ASCII as \DDD, a backslash as \\. The bytes a client sends are its own
+ * (a UTF-8 name would read "cafÃ©", a DEL or a NEL would hide in a terminal or split a line in
+ * some log readers): the line stays ASCII, and says exactly which bytes were asked.
+ */
+const UNPRINTABLE = /[^\x21-\x5b\x5d-\x7e]/g;
+function presentationName(name: string): string {
+  if (name === '') return '.';
+  return name.replace(UNPRINTABLE, (c) => (c === '\\' ? '\\\\' : `\\${String(c.charCodeAt(0)).padStart(3, '0')}`));
+}
+
 export interface QueryLogOptions {
   /** Share of queries logged, 0..1. */
   rate: number;
@@ -134,7 +146,7 @@ export class QueryLog {
         time: new Date().toISOString(),
         client: address === undefined ? null : address.includes(':') ? `[${address}]:${port}` : `${address}:${port}`,
         transport,
-        name: name === '' ? '.' : name,
+        name: presentationName(name),
         type: qtypeName(qtype),
         rcode: rc === undefined ? 'NOREPLY' : (RCODES[rc] ?? `RCODE${rc}`),
         durationMs: Math.round((performance.now() - started) * 1000) / 1000,
