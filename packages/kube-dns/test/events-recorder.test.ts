@@ -81,3 +81,22 @@ test('an API server that accepts connections and never answers: emit returns at 
   await eventually(async () => assert.equal(rec.requests, 3), 5000, 20);
   assert.ok(held.length >= 1);
 });
+
+test('an Event given up during a long outage does not doom its next occurrence: that one is retried and arrives', async (t) => {
+  const api = await startFakeApiServer();
+  t.after(() => api.close());
+  const endpoint = await kubeconfigEndpoint(api.kubeconfigPath);
+  // the production 5 s / 10 min, scaled down
+  const rec = new EventRecorder({ component: 'dnsmasq-nanny', log: silentLogger(), retryDelayMs: 50, giveUpMs: 300, endpoint: () => endpoint });
+  t.after(() => rec.close());
+  await api.faults.pause();
+  rec.emit(POD, 'Warning', 'DnsmasqExited', 'dnsmasq exited with status 1; the nanny restarts it');
+  await new Promise((r) => setTimeout(r, 700)); // the first occurrence is given up
+  rec.emit(POD, 'Warning', 'DnsmasqExited', 'dnsmasq exited with status 1; the nanny restarts it');
+  await new Promise((r) => setTimeout(r, 100));
+  await api.faults.resume();
+  await eventually(async () => {
+    const [ev] = api.list('events', 'kube-system') as Ev[];
+    assert.equal(ev?.count, 2, 'the second crash reaches the API server once it is back');
+  }, 5000, 50);
+});

@@ -50,6 +50,10 @@ export interface EventRecorderOptions {
   cacheSize?: number;
   /** Distinct Events waiting to be sent; more are dropped (default 64). */
   maxPending?: number;
+  /** First wait before sending a failed Event again (default 5 s; doubles to 1 min). */
+  retryDelayMs?: number;
+  /** How long the latest occurrence of an Event is tried before it is given up (default 10 min). */
+  giveUpMs?: number;
   now?: () => Date;
 }
 
@@ -78,7 +82,7 @@ export class EventRecorder {
   private failing = false;
   private readonly retry = new Set<Entry>();
   private retryTimer: NodeJS.Timeout | undefined;
-  private retryDelayMs = 5000;
+  private retryDelayMs: number;
   private disabledLogged = false;
   private readonly timeoutMs: number;
   private readonly now: () => Date;
@@ -87,6 +91,7 @@ export class EventRecorder {
 
   constructor(private readonly opts: EventRecorderOptions) {
     this.timeoutMs = opts.timeoutMs ?? 5000;
+    this.retryDelayMs = opts.retryDelayMs ?? 5000;
     this.now = opts.now ?? (() => new Date());
   }
 
@@ -100,6 +105,8 @@ export class EventRecorder {
       if (e) {
         e.count++;
         e.lastTimestamp = at;
+        // a new occurrence: its own time to be sent, whatever became of the ones before
+        e.failingSince = undefined;
         this.entries.delete(key); // most recently used last
       } else {
         if (this.pending.size >= (this.opts.maxPending ?? 64)) {
@@ -170,7 +177,7 @@ export class EventRecorder {
         e.name = name;
       }
       e.failingSince = undefined;
-      this.retryDelayMs = 5000;
+      this.retryDelayMs = this.opts.retryDelayMs ?? 5000;
       if (this.failing) this.opts.log.info('Kubernetes Events are sent again');
       this.failing = false;
     } catch (err) {
@@ -185,7 +192,7 @@ export class EventRecorder {
   private scheduleRetry(e: Entry): void {
     const now = Date.now();
     e.failingSince ??= now;
-    if (now - e.failingSince > 10 * 60_000) return; // stale news by now
+    if (now - e.failingSince > (this.opts.giveUpMs ?? 10 * 60_000)) return; // stale news by now
     this.retry.add(e);
     if (this.retryTimer) return;
     this.retryTimer = setTimeout(() => {
