@@ -82,7 +82,7 @@ export class Autopath {
     if (ecs.kind === 'none') return this.plain('no_client_subnet');
     if (!isLoopback(peer)) return this.plain('untrusted_subnet');
     if (ecs.kind === 'malformed') {
-      this.o.log.debug({ reason: ecs.reason, name: q.name }, 'ignoring a malformed client-subnet option');
+      this.o.log.debug({ reason: ecs.reason, qname: q.name }, 'ignoring a malformed client-subnet option');
       return this.plain('malformed_subnet');
     }
     if (ecs.prefix !== (ecs.family === 4 ? 32 : 128)) return this.plain('partial_subnet');
@@ -192,7 +192,7 @@ export class Autopath {
         truncated: (reply[2]! & 0x02) !== 0,
       };
     } catch (e) {
-      this.o.log.debug({ name, err: (e as Error).message }, 'autopath: an upstream candidate failed');
+      this.o.log.debug({ qname: name, err: (e as Error).message }, 'autopath: an upstream candidate failed');
       return undefined;
     }
   }

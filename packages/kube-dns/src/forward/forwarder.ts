@@ -343,8 +343,8 @@ export class Forwarder {
     st.failures++;
     if (!st.failing) {
       st.failing = true;
-      this.opts.log.warn({ server: key, err: why, name: lname }, `upstream nameserver ${key} failed (${why}); trying the next, clients get SERVFAIL if all fail`);
-    } else this.opts.log.debug({ server: key, err: why, name: lname }, 'upstream failed, trying the next');
+      this.opts.log.warn({ server: key, err: why, qname: lname }, `upstream nameserver ${key} failed (${why}); trying the next, clients get SERVFAIL if all fail`);
+    } else this.opts.log.debug({ server: key, err: why, qname: lname }, 'upstream failed, trying the next');
   }
 
   /** Stub servers written as names: cluster names through our records, others through the system resolver. */

@@ -135,7 +135,7 @@ export class DnsHandler {
       if (this.opts.queryLog) this.opts.queryLog.record(q, transport, address, port, started, reply, Buffer.isBuffer(reply) && this.lastHit);
       return reply;
     } catch (e) {
-      this.opts.log.error({ err: e, name: q.name, qtype: q.qtype }, 'failed to answer a query');
+      this.opts.log.error({ err: e, qname: q.name, qtype: q.qtype }, 'failed to answer a query');
       return encodeRcode(query, q, RCODE.SERVFAIL);
     }
   }
@@ -217,7 +217,7 @@ export class DnsHandler {
 
   private async completed(completing: Promise<AutopathAnswer | undefined>, query: Buffer, q: ParsedQuery, r: Resolution, transport: Transport, limit: number, started: number, system: System): Promise<Buffer> {
     const a = await completing.catch((e: unknown) => {
-      this.opts.log.error({ err: e, name: q.name }, 'autopath failed: plain answer');
+      this.opts.log.error({ err: e, qname: q.name }, 'autopath failed: plain answer');
       return undefined;
     });
     const reply = a
