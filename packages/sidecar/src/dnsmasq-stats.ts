@@ -20,8 +20,8 @@ export interface DnsmasqAddress {
   port: number;
 }
 
-async function txtStrings(server: DnsmasqAddress, name: string, timeoutMs: number): Promise<string[]> {
-  const r = await query(server, { name, type: 'TXT', class: 'CH', transport: 'udp', timeoutMs });
+async function txtStrings(server: DnsmasqAddress, name: string, timeoutMs: number, retryTcpOnTruncation = false): Promise<string[]> {
+  const r = await query(server, { name, type: 'TXT', class: 'CH', transport: 'udp', timeoutMs, retryTcpOnTruncation });
   const answers = r.packet.answers ?? [];
   if (answers.length !== 1 || answers[0]!.type !== 'TXT') {
     throw new Error(`${name}: expected 1 TXT record in the reply, got ${answers.map((a) => a.type).join(', ') || 'none'} (rcode ${rcodeOf(r.packet)})`);
@@ -65,6 +65,10 @@ export function parseServersBind(strings: readonly string[]): UpstreamStats[] {
   return [...byServer.values()];
 }
 
+/**
+ * Over TCP when the UDP reply is truncated: past some 20 upstreams (fewer with IPv6 addresses and
+ * large counts) the list no longer fits 512 bytes, and dnsmasq then sends TC and no answer at all.
+ */
 export async function readUpstreamStats(server: DnsmasqAddress, timeoutMs: number): Promise<UpstreamStats[]> {
-  return parseServersBind(await txtStrings(server, 'servers.bind.', timeoutMs));
+  return parseServersBind(await txtStrings(server, 'servers.bind.', timeoutMs, true));
 }

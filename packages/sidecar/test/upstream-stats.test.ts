@@ -1,0 +1,29 @@
+// kubedns_dnsmasq_server_{queries,failures} from dnsmasq's servers.bind, against a real dnsmasq.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { query } from '@kube-dns/dns-client';
+import { startDnsmasq, startTestDnsServer } from '@kube-dns/testkit';
+import { startSidecar } from '../src/index.js';
+import { testOptions } from './fixtures.js';
+import { scrape, value, waitFor } from './helpers.js';
+
+test('per-upstream counts still show with many upstreams, when servers.bind no longer fits a 512-byte UDP reply', async (t) => {
+  const upstream = await startTestDnsServer({ answerIp: '192.0.2.7' });
+  t.after(() => upstream.close());
+  // 60 stub domains on servers of their own (never asked here): dnsmasq answers servers.bind over
+  // UDP with TC set and no answer at all, the whole list only over TCP
+  const stubs = Array.from({ length: 60 }, (_, i) => `--server=/d${i}.example/198.51.100.${i + 1}`);
+  const dm = await startDnsmasq([...stubs, `--server=127.0.0.1#${upstream.port}`]);
+  t.after(() => dm.stop());
+  const sidecar = await startSidecar(testOptions({ dnsmasqPort: dm.port, dnsmasqPollIntervalMs: 200 }));
+  t.after(() => sidecar.stop());
+
+  for (const name of ['a1.example', 'a2.example', 'a3.example']) await query({ host: dm.host, port: dm.port }, { name, type: 'A' });
+  const upstreamKey = { server: `127.0.0.1#${upstream.port}` };
+  const families = await waitFor('the upstream to show in the metrics', async () => {
+    const { families: f } = await scrape(sidecar.port);
+    return value(f, 'kubedns_dnsmasq_server_queries', upstreamKey)! >= 3 && f;
+  });
+  assert.equal(value(families, 'kubedns_dnsmasq_server_queries', { server: '198.51.100.60#53' }), 0);
+  assert.equal(value(families, 'kubedns_dnsmasq_errors'), 0);
+});
