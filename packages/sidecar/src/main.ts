@@ -1,5 +1,5 @@
 // The sidecar binary: flags → startSidecar; SIGTERM/SIGINT stop it and exit 0.
-import { FlagError, createLogger } from '@kube-dns/config';
+import { FlagError, createLogger, formatHostPort } from '@kube-dns/config';
 import { type ParsedArgs, parseSidecarArgs } from './options.js';
 import { startSidecar } from './sidecar.js';
 import { sidecarVersion } from './version.js';
@@ -39,7 +39,7 @@ async function main(): Promise<void> {
   try {
     sidecar = await startSidecar(args.options, { logger: log });
   } catch (e) {
-    log.fatal({ err: (e as Error).message }, `cannot serve HTTP on ${args.options.prometheusAddr}:${args.options.prometheusPort}`);
+    log.fatal({ err: (e as Error).message }, `cannot serve HTTP on ${formatHostPort(args.options.prometheusAddr, args.options.prometheusPort)}`);
     process.exit(1);
   }
   let signalled = false;

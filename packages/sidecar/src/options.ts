@@ -1,5 +1,6 @@
 // The sidecar's command line: the original's pflag flags (kubernetes/dns cmd/sidecar), klog's compatibility
 // flags, and --probe-failure-threshold (ours: how many failed probes make a health check fail).
+import { isIP } from 'node:net';
 import { type FlagSpecs, FlagError, KLOG_COMPAT_FLAGS, parseFlags, usage, versionRequest } from '@kube-dns/config';
 import { type ProbeSpec, parseProbeSpec } from './probe-spec.js';
 
@@ -102,11 +103,11 @@ export function parseSidecarArgs(argv: readonly string[]): ParsedArgs {
     kind: 'run',
     options: {
       // empty: the local system, as Go's net.Dial takes the original's ":53"
-      dnsmasqAddr: (v['dnsmasq-addr'] as string) || '127.0.0.1',
+      dnsmasqAddr: unbracket(v['dnsmasq-addr'] as string) || '127.0.0.1',
       dnsmasqPort: v['dnsmasq-port'] as number,
       dnsmasqPollIntervalMs: v['dnsmasq-poll-interval-ms'] as number,
       probes,
-      prometheusAddr: v['prometheus-addr'] as string,
+      prometheusAddr: unbracket(v['prometheus-addr'] as string),
       prometheusPort: v['prometheus-port'] as number,
       prometheusPath: v['prometheus-path'] as string,
       prometheusNamespace: v['prometheus-namespace'] as string,
@@ -114,6 +115,15 @@ export function parseSidecarArgs(argv: readonly string[]): ParsedArgs {
       verbosity: v.v as number,
     },
   };
+}
+
+/**
+ * The original joins an address flag and its port as "%s:%d", so an IPv6 address works there only
+ * in brackets ("[::1]"): take that spelling, and the bare one too.
+ */
+function unbracket(addr: string): string {
+  const m = /^\[(.*)\]$/.exec(addr);
+  return m && isIP(m[1]!) === 6 ? m[1]! : addr;
 }
 
 export function sidecarUsage(): string {

@@ -1,7 +1,7 @@
 // Wiring: probes and the dnsmasq poller feed the metrics and the health state; HTTP serves them.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { httpListenHost, type Logger, silentLogger } from '@kube-dns/config';
+import { formatHostPort, httpListenHost, type Logger, silentLogger } from '@kube-dns/config';
 import { DnsmasqPoller } from './dnsmasq-poller.js';
 import { type HealthBody, type ProbeHealthState, type ProbeOutcome, evaluateHealth, initialHealth, recordOutcome } from './health.js';
 import { createApp } from './http.js';
@@ -71,8 +71,8 @@ export async function startSidecar(options: SidecarOptions, runtime: SidecarRunt
   poller.start();
   log.info(
     {
-      http: `${options.prometheusAddr}:${port}`,
-      dnsmasq: `${options.dnsmasqAddr}:${options.dnsmasqPort}`,
+      http: formatHostPort(options.prometheusAddr, port),
+      dnsmasq: formatHostPort(options.dnsmasqAddr, options.dnsmasqPort),
       probes: options.probes.map((p) => `${p.label},${p.serverText},${p.name},${p.intervalMs / 1000},${p.type}`),
       probeFailureThreshold: options.probeFailureThreshold,
     },

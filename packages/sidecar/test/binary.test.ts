@@ -96,6 +96,23 @@ test('an empty --dnsmasq-addr reads the dnsmasq on this host, as the original (G
   assert.deepEqual(((r) => [r.code, r.signal])(await p.exited), [0, null]);
 });
 
+test('IPv6 addresses in brackets, the spelling the original takes ("[::1]" + ":53"), for --dnsmasq-addr and --prometheus-addr', async (t) => {
+  const dm = await startDnsmasq(['--cache-size=1337'], { host: '::1' });
+  t.after(() => dm.stop());
+  const port = await freePort('::1');
+  const p = run(['--prometheus-addr=[::1]', `--prometheus-port=${port}`, '--dnsmasq-addr=[::1]', `--dnsmasq-port=${dm.port}`, '--dnsmasq-poll-interval-ms=200']);
+  t.after(() => p.child.kill('SIGKILL'));
+  const metric = async (name: string) => {
+    const text = await (await fetch(`http://[::1]:${port}/metrics`)).text();
+    return Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1]);
+  };
+  const size = await waitFor('kubedns_dnsmasq_max_size from the dnsmasq on [::1]', async () => (await metric('kubedns_dnsmasq_max_size')) || undefined, 15_000, 100);
+  assert.equal(size, 1337);
+  assert.equal(await metric('kubedns_dnsmasq_errors'), 0);
+  p.child.kill('SIGTERM');
+  assert.deepEqual(((r) => [r.code, r.signal])(await p.exited), [0, null]);
+});
+
 test('SIGTERM exits within about a second, however slowly dnsmasq answers the statistics poll', async (t) => {
   // a dnsmasq that answers each CHAOS question after 1.9 s, inside the poll's 2 s timeout: the
   // poll's six questions in a row used to hold the exit for up to 12 s
