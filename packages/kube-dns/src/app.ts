@@ -210,6 +210,7 @@ export async function startKubeDns(o: KubeDnsOptions, x: StartExtras): Promise<K
       nodeSearch,
       pods: podIndex,
       resolve: (name, qtype, lname) => resolve(zone, name, qtype, resolveOpts, lname),
+      stubInZone: forwarder.zoneStubs,
       // over the forward cap autopath answers its plain NXDOMAIN rather than nothing: the query is ours
       forward: (q, lname, transport) => forwarder.forward(q, lname, transport).then((r) => (r === DROP ? undefined : r)),
       count,

@@ -57,6 +57,8 @@ export interface AutopathOptions {
   nodeSearch: readonly string[];
   pods: PodIpIndex;
   resolve: (name: string, qtype: string, lname: string) => Resolution;
+  /** Stub domains inside the zone (forward/upstreams.ts): their names are forwarded, not resolved, as the handler does. */
+  stubInZone?: { readonly any: boolean; covers(lname: string): boolean };
   /** Sends a query upstream (the forwarder); undefined when no server answered. */
   forward: (query: Buffer, lname: string, transport: Transport) => Promise<Buffer | undefined>;
   count: (result: AutopathResult) => void;
@@ -121,8 +123,10 @@ export class Autopath {
     for (let i = 0; i < candidates.length; i++) {
       const name = candidates[i]!;
       const last = i === candidates.length - 1;
-      const r = this.o.resolve(name, qtype, name);
-      if (r.action === 'answer') {
+      // a name of a stub domain inside the zone is its servers' (dnsmasq in front sends it there)
+      const stub = this.o.stubInZone;
+      const r = stub !== undefined && stub.any && stub.covers(name) ? undefined : this.o.resolve(name, qtype, name);
+      if (r?.action === 'answer') {
         if (r.rcode === 'NXDOMAIN') continue;
         if (r.rcode !== 'NOERROR') return this.fail('not_found');
         let answers = r.answers;
