@@ -146,6 +146,8 @@ export async function startKubeDns(o: KubeDnsOptions, x: StartExtras): Promise<K
 
   // --- config: ConfigMap directory, or the static --nameservers
   let config = defaultConfig();
+  /** The names of the ConfigMap's `hosts` key, which dnsmasq answers (autopath leaves them to it). */
+  const hostsNames = new Set<string>();
   let liveZones: LiveZoneOptions | undefined;
   // As the original: --nameservers is the static configuration, used only without --config-dir;
   // with it, an empty upstreamNameservers means resolv.conf.
@@ -154,6 +156,8 @@ export async function startKubeDns(o: KubeDnsOptions, x: StartExtras): Promise<K
   const applyConfig = (c: KubeDnsConfig) => {
     config = c;
     liveZones?.apply(c.zoneOverrides);
+    hostsNames.clear();
+    for (const h of c.hosts) for (const n of h.names) hostsNames.add(n.toLowerCase().replace(/\.$/, ''));
     const choice = chooseUpstreams(c, flagServers, readResolvConf(resolvConfPath, log), { addresses: [o.dnsBindAddress], port: o.dnsPort });
     for (const r of choice.refused) log.error({ server: r.server.raw }, `refusing upstream nameserver: ${r.reason}`);
     if (choice.servers.length === 0) log.warn({ source: choice.source }, 'no upstream nameservers: names outside the cluster get SERVFAIL');
@@ -211,6 +215,7 @@ export async function startKubeDns(o: KubeDnsOptions, x: StartExtras): Promise<K
       pods: podIndex,
       resolve: (name, qtype, lname) => resolve(zone, name, qtype, resolveOpts, lname),
       stubInZone: forwarder.zoneStubs,
+      dnsmasqHosts: hostsNames,
       // over the forward cap autopath answers its plain NXDOMAIN rather than nothing: the query is ours
       forward: (q, lname, transport) => forwarder.forward(q, lname, transport).then((r) => (r === DROP ? undefined : r)),
       count,

@@ -59,6 +59,11 @@ export interface AutopathOptions {
   resolve: (name: string, qtype: string, lname: string) => Resolution;
   /** Stub domains inside the zone (forward/upstreams.ts): their names are forwarded, not resolved, as the handler does. */
   stubInZone?: { readonly any: boolean; covers(lname: string): boolean };
+  /**
+   * The names of the ConfigMap's `hosts` key (lower-case, no trailing dot): dnsmasq in front
+   * answers them itself when the pod's search reaches them, so the walk must not ask upstream.
+   */
+  dnsmasqHosts?: { has(lname: string): boolean };
   /** Sends a query upstream (the forwarder); undefined when no server answered. */
   forward: (query: Buffer, lname: string, transport: Transport) => Promise<Buffer | undefined>;
   count: (result: AutopathResult) => void;
@@ -123,6 +128,8 @@ export class Autopath {
     for (let i = 0; i < candidates.length; i++) {
       const name = candidates[i]!;
       const last = i === candidates.length - 1;
+      // dnsmasq's answer, not the upstream's (its override): left to the pod, whose search gets there
+      if (this.o.dnsmasqHosts?.has(name)) return this.fail('hosts_name');
       // a name of a stub domain inside the zone is its servers' (dnsmasq in front sends it there)
       const stub = this.o.stubInZone;
       const r = stub !== undefined && stub.any && stub.covers(name) ? undefined : this.o.resolve(name, qtype, name);

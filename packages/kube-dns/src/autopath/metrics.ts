@@ -10,6 +10,9 @@ export const AUTOPATH_RESULTS = [
   'nodata',
   'not_found', // no candidate exists: the plain NXDOMAIN
   'upstream_error', // an upstream candidate failed: the plain NXDOMAIN
+  // a later search name is in the ConfigMap's `hosts`, which dnsmasq answers (an override of the
+  // upstream's address, maybe): the plain NXDOMAIN, the pod's search gets there through dnsmasq
+  'hosts_name',
   // a later name of a search a walk just left to this pod (`redis.N.svc.<zone>` after
   // `redis.N.N.svc.<zone>` for `redis.N`): the pod's own search, not a new lookup. Plain NXDOMAIN
   'later_search_name',
