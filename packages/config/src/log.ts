@@ -153,9 +153,18 @@ function fieldsOf(o: Record<string, unknown>): string {
   return json.length > 2 ? `,${json.slice(1, -1)}` : '';
 }
 
+/**
+ * `level` (tests) or the LOG_LEVEL environment variable, else the verbosity's level. A LOG_LEVEL
+ * that names no level is said in one warning line and the verbosity's level used: a log setting
+ * must not keep a DNS container from starting (it used to end it with a stack trace).
+ */
 export function createLogger(name: string, verbosity = 2, level?: string, sink: LogSink = stderrSink()): Logger {
-  const lvl = levelNamed(level ?? process.env.LOG_LEVEL ?? levelForVerbosity(verbosity));
-  return new JsonLogger(lvl, fieldsOf({ component: name, name }), sink);
+  const fromEnv = level === undefined ? process.env.LOG_LEVEL : undefined;
+  const badEnv = fromEnv !== undefined && !(fromEnv in LEVELS);
+  const lvl = levelNamed(level ?? (badEnv ? undefined : fromEnv) ?? levelForVerbosity(verbosity));
+  const log = new JsonLogger(lvl, fieldsOf({ component: name, name }), sink);
+  if (badEnv) log.warn({ LOG_LEVEL: fromEnv, levels: Object.keys(LEVELS) }, `LOG_LEVEL names no log level: ignored, --v's level (${lvl}) is used`);
+  return log;
 }
 
 /** A logger that drops everything: for tests that do not look at logs. */

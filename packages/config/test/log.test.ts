@@ -85,3 +85,27 @@ test('into a non-blocking pipe that fills up, every line arrives whole and in or
   const lines = err.trim().split('\n').map((l) => JSON.parse(l) as { i: number });
   assert.deepEqual(lines.map((l) => l.i), Array.from({ length: 2000 }, (_, i) => i));
 });
+
+test('LOG_LEVEL sets the level; one that names no level is ignored with a warning, not a crash at start', () => {
+  const saved = process.env.LOG_LEVEL;
+  try {
+    const lines: string[] = [];
+    process.env.LOG_LEVEL = 'debug';
+    createLogger('kube-dns', 2, undefined, (l) => lines.push(l)).debug('shown');
+    assert.equal(lines.length, 1);
+    lines.length = 0;
+    process.env.LOG_LEVEL = 'verbose';
+    const log = createLogger('kube-dns', 2, undefined, (l) => lines.push(l));
+    log.info('still logging');
+    log.debug('not at --v=2');
+    const parsed = lines.map((l) => JSON.parse(l) as { level: number; msg: string; LOG_LEVEL?: string });
+    assert.equal(parsed.length, 2);
+    assert.equal(parsed[0]!.level, 40);
+    assert.equal(parsed[0]!.LOG_LEVEL, 'verbose');
+    assert.equal(parsed[1]!.msg, 'still logging');
+  } finally {
+    if (saved === undefined) delete process.env.LOG_LEVEL;
+    else process.env.LOG_LEVEL = saved;
+  }
+});
+
