@@ -99,9 +99,18 @@ export class Zone implements ZoneWriter, ZoneReader {
   private readonly sliceOwner = new Map<string, string>();
   /** IP → the services that may name it; an owner is the service's current ServiceInfo (indexReverse). */
   private readonly reverse = new ReverseIndex<ServiceInfo>();
-  private readonly pods = new Map<string, string[]>();
-  /** '<ns>/<ip>' → number of pods with it (host-network pods share the node's IP). */
-  private readonly podIps = new Map<string, number>();
+  /**
+   * namespace → pod name → its IPs (none once finished). By namespace, then name: the name is the
+   * string the reflector keeps anyway, where a joined '<ns>/<name>' key was one more per pod.
+   */
+  private readonly pods = new Map<string, Map<string, readonly string[]>>();
+  private podCount = 0;
+  /**
+   * IP → the namespace of the one pod with it (nearly every IP), or namespace → number of pods
+   * with it when several have it (host-network pods share the node's IP), where a joined
+   * '<ns>/<ip>' key per pod IP was a string of its own.
+   */
+  private readonly podIps = new Map<string, string | Map<string, number>>();
   private readonly podNamespaces = new Map<string, number>();
   /** The changes that can change a zone transfer (contentGeneration). */
   private contentChanges = 0;
@@ -265,24 +274,28 @@ export class Zone implements ZoneWriter, ZoneReader {
   }
 
   setPod(p: PodInfo): void {
-    const key = joinKey(p.namespace, p.name);
-    const old = this.pods.get(key);
+    let names = this.pods.get(p.namespace);
+    const old = names?.get(p.name);
     // a finished pod (Succeeded, Failed) keeps status.podIP, but the IP is free for the next pod,
     // maybe in another namespace: it vouches for none (CoreDNS does not list finished pods)
     const ips = p.finished ? NO_IPS : p.ips;
     if (old && samePodIps(old, ips)) return;
     if (old) this.indexPod(p.namespace, old, -1);
-    this.pods.set(key, ips);
+    else this.podCount++;
+    if (!names) this.pods.set(p.namespace, (names = new Map()));
+    names.set(p.name, ips);
     this.indexPod(p.namespace, ips, +1);
     this.gen++;
   }
 
   deletePod(namespace: string, name: string): void {
-    const key = `${namespace}/${name}`;
-    const old = this.pods.get(key);
+    const names = this.pods.get(namespace);
+    const old = names?.get(name);
     if (!old) return;
     this.indexPod(namespace, old, -1);
-    this.pods.delete(key);
+    names!.delete(name);
+    if (names!.size === 0) this.pods.delete(namespace);
+    this.podCount--;
     this.gen++;
   }
 
@@ -402,7 +415,8 @@ export class Zone implements ZoneWriter, ZoneReader {
   }
 
   podHasIp(namespace: string, ip: string): boolean {
-    return this.podIps.has(`${namespace}/${ip}`);
+    const v = this.podIps.get(ip);
+    return typeof v === 'string' ? v === namespace : v !== undefined && v.has(namespace);
   }
 
   hasPodsIn(namespace: string): boolean {
@@ -418,7 +432,7 @@ export class Zone implements ZoneWriter, ZoneReader {
       namespaces: this.services.size,
       endpointSlices: this.sliceOwner.size,
       endpoints: this.endpointCount,
-      pods: this.pods.size,
+      pods: this.podCount,
       reverseIps: this.reverse.size,
       generation: this.gen,
       tombstones: this.deps.tombstoneCount,
@@ -426,11 +440,8 @@ export class Zone implements ZoneWriter, ZoneReader {
   }
 
   /** Every pod, for the /cache dump. */
-  *allPods(): IterableIterator<{ namespace: string; name: string; ips: string[] }> {
-    for (const [key, ips] of this.pods) {
-      const slash = key.indexOf('/');
-      yield { namespace: key.slice(0, slash), name: key.slice(slash + 1), ips };
-    }
+  *allPods(): IterableIterator<{ namespace: string; name: string; ips: readonly string[] }> {
+    for (const [namespace, names] of this.pods) for (const [name, ips] of names) yield { namespace, name, ips };
   }
 
   // ---- internals ----
@@ -494,9 +505,28 @@ export class Zone implements ZoneWriter, ZoneReader {
    * non-terminal only while some pod name exists below it (a Pending or finished pod has none).
    */
   private indexPod(namespace: string, ips: readonly string[], sign: 1 | -1): void {
-    for (const ip of new Set(ips)) {
-      bumpCount(this.podIps, joinKey(namespace, ip), sign);
+    for (let i = 0; i < ips.length; i++) {
+      const ip = ips[i]!;
+      if (ips.indexOf(ip) < i) continue; // listed twice: counted once
       bumpCount(this.podNamespaces, namespace, sign);
+      const v = this.podIps.get(ip);
+      if (v === undefined) {
+        if (sign > 0) this.podIps.set(ip, namespace);
+      } else if (typeof v === 'string') {
+        if (sign < 0) {
+          if (v === namespace) this.podIps.delete(ip);
+        } else {
+          const byNamespace = new Map([[v, 1]]);
+          bumpCount(byNamespace, namespace, 1);
+          this.podIps.set(ip, byNamespace);
+        }
+      } else {
+        bumpCount(v, namespace, sign);
+        // one pod left: back to its namespace alone
+        const only = v.size === 1 ? v.entries().next().value! : undefined;
+        if (v.size === 0) this.podIps.delete(ip);
+        else if (only?.[1] === 1) this.podIps.set(ip, only[0]);
+      }
     }
   }
 }
