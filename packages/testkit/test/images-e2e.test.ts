@@ -132,6 +132,17 @@ test('images: the kube-dns pod of manifests/kube-dns.yaml runs from the built im
       assert.ok(base + own.reduce((a, b) => a + b, 0) <= 200e6, `the set: ${base} + ${own.join(' + ')} bytes > 200 MB`);
     });
 
+    await t.test('reproducible: built again from scratch, the same images (nodes pull nothing new)', async () => {
+      const again = `${tag}-again`;
+      await exec('bash', [join(ROOT, 'scripts/images.sh'), '--tag', again, '--no-cache'], { cwd: ROOT, env: { ...env, REGISTRY: registry }, maxBuffer: 64 << 20 });
+      // the layers: what a node pulls (the image's config, a kilobyte, also names the local
+      // intermediate images a build started from)
+      for (const image of images) {
+        const [first, second] = await Promise.all([image, image.replace(/:[^:]+$/, `:${again}`)].map((i) => podman('image', 'inspect', '--format', '{{json .RootFS.Layers}}', i)));
+        assert.equal(second, first, `${image}: the same inputs give the same layer digests`);
+      }
+    });
+
     await t.test('the images: OCI labels, non-root, --version, no package manager, shell or compiler', async () => {
       for (const image of images) {
         const cfg = JSON.parse(await podman('image', 'inspect', '--format', '{{json .Config}}', image)) as { User: string; Labels: Record<string, string> };
