@@ -69,10 +69,13 @@ NODE_MAJOR=$(sed -n 's/^ARG NODE_MAJOR=\([0-9]*\)$/\1/p' images/Dockerfile)
 [ -n "$NODE_MAJOR" ] || { echo "images.sh: no 'ARG NODE_MAJOR=<n>' line in images/Dockerfile" >&2; exit 1; }
 mkdir -p "$CACHE"
 
-# 1. The bundles and the preload: the production build of this checkout.
+# 1. The bundles and the preload: the production build of this checkout. Rebuilt when older than
+#    anything they are built from: the sources, and the lockfile (a dependency updated for a
+#    security fix while every package.json stays the same), the bundler and the compiler options.
+inputs=(packages/*/src packages/*/package.json packages/*/tsconfig.json types package-lock.json tsconfig.base.json scripts/bundle.mjs)
 for b in "${IMAGES[@]}"; do
-  if [ ! -f "packages/$b/bundle/$b.cjs" ] || [ -n "$(find packages/*/src packages/*/package.json -newer "packages/$b/bundle/$b.cjs" -print -quit 2>/dev/null)" ]; then
-    say "npm run build (packages/$b/bundle/$b.cjs missing or older than the sources)"
+  if [ ! -f "packages/$b/bundle/$b.cjs" ] || [ -n "$(find "${inputs[@]}" -newer "packages/$b/bundle/$b.cjs" -print -quit 2>/dev/null)" ]; then
+    say "npm run build (packages/$b/bundle/$b.cjs missing or older than what it is built from)"
     npm run build --silent
     break
   fi
