@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { PodIpIndex, type PodLookup } from '../src/autopath/pod-index.js';
 import type { PodInfo } from '../src/records/types.js';
-import { fuzzSeed, prng } from './fuzz-kit.js';
+import { fuzzSeed, podChurnStep, prng } from './fuzz-kit.js';
 
 const NAMESPACES = ['shop', 'bank', 'kube-system'];
 const NAMES = ['web-7d9f8c6b5-x2k4q', 'web-7d9f8c6b5-p8mzt', 'api-0', 'api-1', 'proxy'];
@@ -27,25 +27,9 @@ function run(rng: ReturnType<typeof prng>, steps: number): void {
   const model = new Map<string, PodInfo>();
   const log: string[] = [];
   for (let step = 0; step < steps; step++) {
-    const namespace = rng.pick(NAMESPACES);
-    const name = rng.pick(NAMES);
-    const key = `${namespace}/${name}`;
-    if (rng.next() < 0.3) {
-      log.push(`delete ${key}`);
-      ix.deletePod(namespace, name);
-      model.delete(key);
-    } else {
-      // 0 to 2 IPs (sometimes one listed twice), the same ones as before half the time (a status update)
-      const before = model.get(key);
-      const ips =
-        before && rng.next() < 0.5 ? [...before.ips] : Array.from({ length: rng.int(3) }, () => rng.pick(IPS));
-      // hostNetwork is immutable in a pod's spec, but a pod deleted and made again may differ
-      const hostNetwork = before && rng.next() < 0.9 ? before.hostNetwork : rng.next() < 0.2;
-      const p: PodInfo = { namespace, name, ips, hostNetwork, finished: rng.next() < 0.1 };
-      log.push(`set ${key} ${JSON.stringify(ips)}${hostNetwork ? ' hostNetwork' : ''}${p.finished ? ' finished' : ''}`);
-      ix.setPod(p);
-      model.set(key, p);
-    }
+    const step = podChurnStep(rng, { namespaces: NAMESPACES, names: NAMES, ips: IPS, hostNetwork: true }, model, log);
+    if ('delete' in step) ix.deletePod(step.delete.namespace, step.delete.name);
+    else ix.setPod(step.set);
     const where = () => `after:\n  ${log.slice(-12).join('\n  ')}`;
     for (const ip of IPS) {
       const got = ix.lookup(ip);

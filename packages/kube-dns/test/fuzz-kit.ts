@@ -1,4 +1,5 @@
 // The seeded fuzz kit of the handler tests: a replayable PRNG and a zone shaped like a cluster's.
+import type { PodInfo } from '../src/records/types.js';
 import { Zone } from '../src/records/zone.js';
 import { clusterIP, ep, externalName, headless, port, slice } from './resolve-fixtures.js';
 
@@ -19,6 +20,44 @@ export function prng(seed: number) {
       return xs[Math.floor(next() * xs.length)]!;
     },
   };
+}
+
+/** Pods over a small cast, changed at random, and a model of them (the pod-index and zone-pod fuzz tests). */
+export interface PodCast {
+  namespaces: readonly string[];
+  names: readonly string[];
+  ips: readonly string[];
+  /** Whether pods may be hostNetwork (autopath's index tells them apart; the zone does not). */
+  hostNetwork?: boolean;
+}
+
+/**
+ * One random step of pod churn: a pod deleted (3 in 10), or set with 0 to 2 IPs (sometimes one
+ * listed twice; half the time the IPs it had: a status update), finished 1 in 10. The model and
+ * the log (its last lines say what led to a failure) follow.
+ */
+export function podChurnStep(
+  rng: ReturnType<typeof prng>,
+  cast: PodCast,
+  model: Map<string, PodInfo>,
+  log: string[],
+): { delete: { namespace: string; name: string } } | { set: PodInfo } {
+  const namespace = rng.pick(cast.namespaces);
+  const name = rng.pick(cast.names);
+  const key = `${namespace}/${name}`;
+  if (rng.next() < 0.3) {
+    log.push(`delete ${key}`);
+    model.delete(key);
+    return { delete: { namespace, name } };
+  }
+  const before = model.get(key);
+  const ips = before && rng.next() < 0.5 ? [...before.ips] : Array.from({ length: rng.int(3) }, () => rng.pick(cast.ips));
+  // hostNetwork is immutable in a pod's spec, but a pod deleted and made again may differ
+  const hostNetwork = cast.hostNetwork ? (before && rng.next() < 0.9 ? before.hostNetwork : rng.next() < 0.2) : undefined;
+  const p: PodInfo = { namespace, name, ips, ...(hostNetwork !== undefined && { hostNetwork }), finished: rng.next() < 0.1 };
+  log.push(`set ${key} ${JSON.stringify(ips)}${hostNetwork ? ' hostNetwork' : ''}${p.finished ? ' finished' : ''}`);
+  model.set(key, p);
+  return { set: p };
 }
 
 /** The seed of this run: KUBE_DNS_FUZZ_SEED replays one; printed either way. */

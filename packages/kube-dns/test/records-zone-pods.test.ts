@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Zone } from '../src/records/zone.js';
 import type { PodInfo } from '../src/records/types.js';
-import { fuzzSeed, prng } from './fuzz-kit.js';
+import { fuzzSeed, podChurnStep, prng } from './fuzz-kit.js';
 
 const NAMESPACES = ['shop', 'bank', 'kube-system'];
 const NAMES = ['web-7d9f8c6b5-x2k4q', 'web-7d9f8c6b5-p8mzt', 'api-0', 'proxy'];
@@ -17,21 +17,9 @@ function run(rng: ReturnType<typeof prng>, steps: number): void {
   const model = new Map<string, PodInfo>();
   const log: string[] = [];
   for (let step = 0; step < steps; step++) {
-    const namespace = rng.pick(NAMESPACES);
-    const name = rng.pick(NAMES);
-    const key = `${namespace}/${name}`;
-    if (rng.next() < 0.3) {
-      log.push(`delete ${key}`);
-      z.deletePod(namespace, name);
-      model.delete(key);
-    } else {
-      const before = model.get(key);
-      const ips = before && rng.next() < 0.5 ? [...before.ips] : Array.from({ length: rng.int(3) }, () => rng.pick(IPS));
-      const p: PodInfo = { namespace, name, ips, finished: rng.next() < 0.1 };
-      log.push(`set ${key} ${JSON.stringify(ips)}${p.finished ? ' finished' : ''}`);
-      z.setPod(p);
-      model.set(key, p);
-    }
+    const step = podChurnStep(rng, { namespaces: NAMESPACES, names: NAMES, ips: IPS }, model, log);
+    if ('delete' in step) z.deletePod(step.delete.namespace, step.delete.name);
+    else z.setPod(step.set);
     const where = `after:\n  ${log.slice(-12).join('\n  ')}`;
     const running = [...model.values()].filter((p) => !p.finished);
     for (const ns of NAMESPACES) {
