@@ -103,7 +103,7 @@ export async function startKubeDns(o: KubeDnsOptions, x: StartExtras): Promise<K
     ...(servesNamespace && { servesNamespace }),
     ...(zo.ignoreEmptyService && { ignoreEmptyService: true }),
   };
-  if (zo.externalZones.length) resolveOpts.external = externalZones(zo.externalZones, zo.externalNs, resolveOpts);
+  if (zo.externalZones.length) resolveOpts.external = externalZones(zo.externalZones, zo.externalNs, resolveOpts, zo.externalTtl);
   const resolvConfPath = x.resolvConfPath ?? '/etc/resolv.conf';
 
   const forwarder = new Forwarder({

@@ -88,3 +88,16 @@ test('the names between the NS host and the apex exist (empty non-terminals): NO
   }
   assert.equal((await on.ask(`ns2.dns.${E}`, 'A')).packet.rcode, 'NXDOMAIN', 'a sibling of the NS host does not exist');
 });
+
+test('--external-ttl: the external zone\'s records and SOA minimum carry it, the cluster zone keeps --ttl (the manifest\'s 0)', async (t) => {
+  const c = await startCluster({ args: ['--external-zone=example.com', '--external-ttl=300', '--ttl=0'], seed });
+  t.after(() => c.stop());
+  await waitSynced(c);
+  assert.deepEqual((await c.ask(`web.shop.${E}`, 'A')).packet.answers?.map((a) => (a as { ttl?: number }).ttl), [300]);
+  const neg = await c.ask(`nothing.shop.${E}`, 'A');
+  const soa = neg.packet.authorities?.[0] as { ttl: number; data: { minimum: number } };
+  assert.deepEqual([soa.ttl, soa.data.minimum], [300, 300], 'negative answers cached as long');
+  assert.deepEqual((await c.ask('internal.shop.svc.cluster.local', 'A')).packet.answers?.map((a) => (a as { ttl?: number }).ttl), [0]);
+  // without it, --ttl for both (as before the flag)
+  assert.deepEqual((await on.ask(`web.shop.${E}`, 'A')).packet.answers?.map((a) => (a as { ttl?: number }).ttl), [30]);
+});

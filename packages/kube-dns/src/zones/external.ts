@@ -19,11 +19,11 @@ export interface ExternalZone {
   ns: string;
 }
 
-/** The external zones, built once at start from the cluster options. */
-export function externalZones(names: readonly string[], ns: string | undefined, base: ResolveOptions): ExternalZone[] {
+/** The external zones, built once at start from the cluster options (`ttl`: --external-ttl, else --ttl). */
+export function externalZones(names: readonly string[], ns: string | undefined, base: ResolveOptions, ttl = base.ttl): ExternalZone[] {
   return names.map((name) => {
     const nsName = ns ?? `ns1.dns.${name}`;
-    const opts: ResolveOptions = { ...base, zone: name, mname: nsName };
+    const opts: ResolveOptions = { ...base, zone: name, mname: nsName, ttl };
     // the serial is the cluster's, which may move (--transfer-to): read it through
     Object.defineProperty(opts, 'serial', { get: () => base.serial, enumerable: true });
     Object.defineProperty(opts, 'dynamicSerial', { get: () => base.dynamicSerial, enumerable: true });

@@ -26,6 +26,10 @@ export const ZONE_FLAGS: FlagSpecs = {
     help: 'allow AXFR of the cluster and external zones (TCP) from these CIDRs and IP[:port]s, comma-separated; the IP[:port]s also get NOTIFY on change',
   },
   'external-ns': { type: 'string', default: '', help: 'NS of the external zones\' apex (default ns1.dns.<zone>)' },
+  'external-ttl': {
+    type: 'int',
+    help: 'TTL of the external zones\' records and their SOA minimum, in seconds (default: --ttl; the manifest\'s --ttl=0 keeps outside resolvers from caching anything)',
+  },
 };
 
 export interface ZoneOptions {
@@ -40,6 +44,8 @@ export interface ZoneOptions {
   externalZones: string[];
   /** Lower-case, no trailing dot; undefined: ns1.dns.<zone>. */
   externalNs?: string;
+  /** Seconds; undefined: --ttl. */
+  externalTtl?: number;
   /** --transfer-to; undefined: zone transfer off. */
   transfer?: TransferAcl;
 }
@@ -81,6 +87,8 @@ export function parseZoneOptions(v: Record<string, FlagValue>, clusterDomain: st
   }
   const nsRaw = String(v['external-ns'] ?? '').trim();
   const externalNs = nsRaw ? hostName('external-ns', nsRaw) : undefined;
+  const externalTtl = v['external-ttl'] === undefined ? undefined : Number(v['external-ttl']);
+  if (externalTtl !== undefined && (externalTtl < 0 || externalTtl > 2_147_483_647)) throw new FlagError(`--external-ttl=${externalTtl}: must be 0 or more seconds`);
   const transferRaw = String(v['transfer-to'] ?? '').trim();
   let transfer: TransferAcl | undefined;
   if (transferRaw) {
@@ -94,6 +102,7 @@ export function parseZoneOptions(v: Record<string, FlagValue>, clusterDomain: st
     ...(transfer && { transfer }),
     externalZones,
     ...(externalNs !== undefined && { externalNs }),
+    ...(externalTtl !== undefined && { externalTtl }),
     endpointPodNames: v['endpoint-pod-names'] === true,
     namespaces,
     ...(labels && { labels }),
