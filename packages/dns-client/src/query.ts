@@ -57,10 +57,13 @@ export function buildQuery(opts: QueryOptions): Buffer {
 export async function query(server: Server, opts: QueryOptions): Promise<QueryResult> {
   const transport = opts.transport ?? 'udp';
   const started = process.hrtime.bigint(); // not performance.now(): node:perf_hooks costs the nanny 0.3 MB
-  const bytes = await exchange(server, buildQuery(opts), transport, opts.timeoutMs ?? 2000);
+  const timeoutMs = opts.timeoutMs ?? 2000;
+  const bytes = await exchange(server, buildQuery(opts), transport, timeoutMs);
   const packet = dnsPacket.decode(bytes) as DecodedReply;
   if (transport === 'udp' && opts.retryTcpOnTruncation && (packet.flags ?? 0) & dnsPacket.TRUNCATED_RESPONSE) {
-    return query(server, { ...opts, transport: 'tcp' });
+    // the retry within what is left of the timeout: the caller gave one for the whole query
+    const spentMs = Number(process.hrtime.bigint() - started) / 1e6;
+    return query(server, { ...opts, transport: 'tcp', timeoutMs: Math.max(1, Math.floor(timeoutMs - spentMs)) });
   }
   return { packet, bytes, transport, rttMs: Number(process.hrtime.bigint() - started) / 1e6 };
 }

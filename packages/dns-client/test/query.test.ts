@@ -131,6 +131,17 @@ test('a truncated UDP reply is retried over TCP when asked, and returned as is o
   assert.equal(asIs.packet.answers?.length, 0);
 });
 
+test('the TCP retry of a truncated UDP reply fits in the same timeout, not a second one', async (t) => {
+  // the sidecar reads servers.bind this way: a poll must not take twice its timeout
+  const s = await rawServer(t, {
+    udp: (q, reply) => setTimeout(() => reply(response(q, { flags: dnsPacket.TRUNCATED_RESPONSE })), 400),
+    tcp: () => {},
+  });
+  const { err, ms } = await failure(query(s, { name: 'tc.example', type: 'A', timeoutMs: 600, retryTcpOnTruncation: true }));
+  assert.ok(err instanceof DnsTimeoutError, String(err));
+  assert.ok(ms < 900, `gave up after ${ms} ms with a timeout of 600 ms`);
+});
+
 test('TCP: a reply split across many chunks is reassembled; a reply with another ID before it is skipped', async (t) => {
   const s = await rawServer(t, {
     tcp: (q, conn) => {
