@@ -98,7 +98,10 @@ async function exchangeUdpByName(server: Server, message: Buffer, timeoutMs: num
     new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new DnsTimeoutError(server, 'udp', timeoutMs)), timeoutMs))),
   ])
     .catch((e: Error) => {
-      throw e instanceof DnsTimeoutError ? e : new Error(`cannot look up ${JSON.stringify(server.host)}: ${e.message}`);
+      // a timeout here is the system resolver's, not the server's (never asked): say so
+      if (e instanceof DnsTimeoutError) e.message = `cannot look up ${JSON.stringify(server.host)}: no answer within ${timeoutMs} ms`;
+      else e = new Error(`cannot look up ${JSON.stringify(server.host)}: ${e.message}`);
+      throw e;
     })
     .finally(() => clearTimeout(timer));
   return exchangeUdp({ host: address, port: server.port }, message, Math.max(1, timeoutMs - (Date.now() - started)));

@@ -3,6 +3,8 @@
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { createSocket } from 'node:dgram';
+import dns from 'node:dns';
+import { syncBuiltinESMExports } from 'node:module';
 import { createServer } from 'node:net';
 import * as dnsPacket from 'dns-packet';
 import { DnsTimeoutError, buildQuery, datas, exchange, query, rcodeOf } from '@kube-dns/dns-client';
@@ -193,6 +195,22 @@ test('UDP to a server given by a name: it is looked up first; a name that does n
   if (hosts.address !== '127.0.0.1') return t.skip(`localhost is ${hosts.address} here`);
   const r = await query({ host: 'localhost', port: s.port }, { name: 'www.example.com', type: 'A' });
   assert.deepEqual(datas(r.packet.answers, 'A'), ['192.0.2.7']);
+});
+
+test('UDP to a server name while the system resolver hangs: the error says the look-up got no answer, not the server', async (t) => {
+  // a probe whose target is a name, during a node resolver outage: the operator must not go
+  // looking at a DNS server that was never asked. The resolver is faked: a real one cannot be made to hang here.
+  const real = dns.promises.lookup;
+  dns.promises.lookup = (() => new Promise(() => {})) as unknown as typeof real;
+  syncBuiltinESMExports();
+  t.after(() => {
+    dns.promises.lookup = real;
+    syncBuiltinESMExports();
+  });
+  const { err, ms } = await failure(query({ host: 'kube-dns.hanging.example', port: 53 }, { name: 'a.example', type: 'A', timeoutMs: 300 }));
+  assert.ok(err instanceof DnsTimeoutError, String(err));
+  assert.equal(err.message, 'cannot look up "kube-dns.hanging.example": no answer within 300 ms');
+  assert.ok(ms >= 290 && ms < 2000, `gave up after ${ms} ms`);
 });
 
 test('UDP to an empty server name: rejected at once, naming it (it used to loop in microtasks, freezing the process)', async () => {
