@@ -87,7 +87,10 @@ export function parseConfig(data: Readonly<Record<string, string>>, version = ''
 
 type Multi<T> = { ok: true; value: T } | { ok: false; errors: string[] };
 
-function parseJson(text: string): { ok: true; value: unknown } | { ok: false; errors: string[] } {
+function parseJson(raw: string): { ok: true; value: unknown } | { ok: false; errors: string[] } {
+  // A byte-order mark (a file saved by a Windows editor) is not JSON; RFC 8259 lets a parser
+  // ignore it, and the other keys' trim() already does.
+  const text = raw.startsWith('\uFEFF') ? raw.slice(1) : raw;
   if (text.trim() === '') return { ok: true, value: undefined };
   try {
     // Go's json.Unmarshal of `null` into a map or slice leaves it empty, without an error.

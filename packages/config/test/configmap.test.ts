@@ -212,3 +212,11 @@ test('thousands of errors are told as the first 20 and a count (a 40,000-line ho
   assert.match(text, /hosts: line 20: [^;]*; and 4980 more$/);
   assert.ok(text.length < 2000, `${text.length} characters`);
 });
+
+test('a ConfigMap value saved with a byte-order mark (Windows editors) is read like the same JSON without it', () => {
+  // hosts, federations and the zone options already ignored it; the JSON keys were rejected as
+  // "Unexpected token ''", pointing at a character nobody can see
+  const c = accepted({ stubDomains: '\uFEFF{"acme.local": ["1.2.3.4"]}\n', upstreamNameservers: '\uFEFF["8.8.8.8"]' });
+  assert.deepEqual(servers(c, 'acme.local'), ['1.2.3.4|53|4']);
+  assert.deepEqual(c.upstreamNameservers.map((n) => n.host), ['8.8.8.8']);
+});
