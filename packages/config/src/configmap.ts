@@ -96,8 +96,20 @@ function parseJson(raw: string): { ok: true; value: unknown } | { ok: false; err
     // Go's json.Unmarshal of `null` into a map or slice leaves it empty, without an error.
     return { ok: true, value: JSON.parse(text) ?? undefined };
   } catch (e) {
-    return { ok: false, errors: [`invalid JSON: ${(e as Error).message}`] };
+    return { ok: false, errors: [`invalid JSON: ${jsonErrorText(text, (e as Error).message)}`] };
   }
+}
+
+/**
+ * V8's message on one line: it quotes the text raw (a newline there broke the log line and the
+ * Event), and "at position 58" is told as a line and column, which is what an editor shows.
+ */
+function jsonErrorText(text: string, message: string): string {
+  const oneLine = message.replace(/[\u0000-\u001f\u007f\ufeff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  const pos = /at position (\d+)/.exec(message);
+  if (!pos) return oneLine;
+  const before = text.slice(0, Number(pos[1])).split('\n');
+  return `${oneLine} (line ${before.length}, column ${before[before.length - 1]!.length + 1})`;
 }
 
 /**

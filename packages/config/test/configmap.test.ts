@@ -220,3 +220,11 @@ test('a ConfigMap value saved with a byte-order mark (Windows editors) is read l
   assert.deepEqual(servers(c, 'acme.local'), ['1.2.3.4|53|4']);
   assert.deepEqual(c.upstreamNameservers.map((n) => n.host), ['8.8.8.8']);
 });
+
+test('invalid JSON is told on one line with its line and column, never with the raw text breaking the line', () => {
+  const msg = rejected({ upstreamNameservers: '[\n  "8.8.8.8",\n  "8.8.4.4",\n]\n' });
+  assert.doesNotMatch(msg, /[\n\r\t\uFEFF]/, JSON.stringify(msg));
+  assert.match(msg, /^upstreamNameservers: invalid JSON: /);
+  assert.match(rejected({ stubDomains: '{\n  "a.local": ["1.2.3.4"]\n  "b.local": ["5.6.7.8"]\n}' }), /^stubDomains: invalid JSON: .* \(line 3, column 3\)$/);
+  assert.doesNotMatch(rejected({ stubDomains: '{"a.local":\t["1.2.3.4" \u0001]}' }), /[\t\u0001]/);
+});
