@@ -162,7 +162,7 @@ export function parseStubDomains(text: string): Multi<Map<string, Nameserver[]>>
     // The original accepts an empty (or null) list and then configures nothing for the domain; so do we.
     if (servers === null || (Array.isArray(servers) && servers.length === 0)) continue;
     if (!Array.isArray(servers) || !servers.every((s) => typeof s === 'string')) {
-      errors.push(`domain ${JSON.stringify(domainRaw)}: servers must be a list of strings`);
+      errors.push(`domain ${JSON.stringify(domainRaw)}: ${notAString(servers)}servers must be a list of strings`);
       continue;
     }
     const list: Nameserver[] = [];
@@ -176,12 +176,18 @@ export function parseStubDomains(text: string): Multi<Map<string, Nameserver[]>>
   return errors.length ? { ok: false, errors } : { ok: true, value: out };
 }
 
+/** The first entry of a list that is not a string, as the start of a reason ("" for no list). */
+function notAString(list: unknown): string {
+  if (!Array.isArray(list)) return '';
+  return `${JSON.stringify(list.find((s) => typeof s !== 'string'))} is not a string: `;
+}
+
 export function parseUpstreamNameservers(text: string): Multi<Nameserver[]> {
   const j = parseJson(text);
   if (!j.ok) return j;
   if (j.value === undefined) return { ok: true, value: [] };
   if (!Array.isArray(j.value) || !j.value.every((s) => typeof s === 'string')) {
-    return { ok: false, errors: ['must be a JSON list of "IP" or "IP:port" strings'] };
+    return { ok: false, errors: [`${notAString(j.value)}must be a JSON list of "IP" or "IP:port" strings`] };
   }
   const errors: string[] = [];
   if (j.value.length > MAX_UPSTREAMS) {

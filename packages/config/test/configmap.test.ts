@@ -117,7 +117,7 @@ test('invalid upstream nameservers from the original tests are rejected, naming 
   assert.match(rejected({ upstreamNameservers: '["invalidip:80"]' }), /"invalidip" in "invalidip:80" is not an IP address/);
   assert.match(rejected({ upstreamNameservers: '["ns.example.com"]' }), /not an IP address/, 'upstreams must be IPs, unlike stub servers');
   assert.match(rejected({ upstreamNameservers: '"1.1.1.1"' }), /^upstreamNameservers: must be a JSON list/);
-  assert.match(rejected({ upstreamNameservers: '[1111]' }), /^upstreamNameservers: must be a JSON list/);
+  assert.match(rejected({ upstreamNameservers: '[1111]' }), /^upstreamNameservers: 1111 is not a string: must be a JSON list/);
 });
 
 test('federations (the flag format, not JSON) parse as the original ParseFederationsFlag', () => {
@@ -227,4 +227,11 @@ test('invalid JSON is told on one line with its line and column, never with the 
   assert.match(msg, /^upstreamNameservers: invalid JSON: /);
   assert.match(rejected({ stubDomains: '{\n  "a.local": ["1.2.3.4"]\n  "b.local": ["5.6.7.8"]\n}' }), /^stubDomains: invalid JSON: .* \(line 3, column 3\)$/);
   assert.doesNotMatch(rejected({ stubDomains: '{"a.local":\t["1.2.3.4" \u0001]}' }), /[\t\u0001]/);
+});
+
+test('a server that is not a string is named in the reason', () => {
+  assert.match(rejected({ stubDomains: '{"foo.com": ["1.2.3.4", 53]}' }), /^stubDomains: domain "foo.com": 53 is not a string: servers must be a list of strings$/);
+  assert.match(rejected({ stubDomains: '{"foo.com": ["1.2.3.4", null]}' }), /^stubDomains: domain "foo.com": null is not a string/);
+  assert.match(rejected({ upstreamNameservers: '["8.8.8.8", 1111]' }), /^upstreamNameservers: 1111 is not a string: must be a JSON list of "IP" or "IP:port" strings$/);
+  assert.match(rejected({ upstreamNameservers: '{"a": "8.8.8.8"}' }), /^upstreamNameservers: must be a JSON list of "IP" or "IP:port" strings$/);
 });
