@@ -143,6 +143,47 @@ test('410 Gone on the watch request itself: relist, and deletions made meanwhile
   assert.ok((sync.stats().services?.relists ?? 0) >= 1);
 });
 
+test('API server back after an outage with its history gone (a restart): the 410 is followed by a relist at once, not another ceiling-long wait', async (t) => {
+  // A restarted kube-apiserver's watch cache starts anew: the first watch from the old
+  // resourceVersion gets 410. The backoff is at its ceiling from the outage; waiting it once more
+  // before the relist doubled the time records stayed stale after the server was back.
+  const MAX = 2000;
+  const api = await fakeApi(t);
+  api.upsert('services', clusterIPService('ns', 'a', ['10.0.0.1']));
+  const { zone } = await syncWith(t, api, { backoff: { initialMs: 100, maxMs: MAX } });
+  await api.faults.pause();
+  await new Promise((r) => setTimeout(r, 5000)); // 100, 200, ... the ceiling reached
+  api.upsert('services', clusterIPService('ns', 'b', ['10.0.0.2']));
+  api.faults.compactHistory();
+  api.requests.length = 0;
+  await api.faults.resume();
+  await waitUntil(() => zone.services.has('ns/b'), 'the change made during the outage', 4 * MAX);
+  const svc = api.requests.filter((r) => r.resource === 'services');
+  const gone = svc.findIndex((r) => r.watch);
+  const list = svc.findIndex((r, i) => i > gone && !r.watch);
+  assert.ok(gone >= 0 && list > gone, 'a watch (410), then a list');
+  const waited = svc[list]!.at - svc[gone]!.at;
+  assert.ok(waited < MAX / 4, `relisted ${waited} ms after the 410 (the backoff's ceiling is ${MAX} ms)`);
+  t.diagnostic(`relisted ${waited} ms after the 410`);
+});
+
+test('410 on every watch right after its list: relists back off (no list loop)', async (t) => {
+  const api = await fakeApi(t);
+  api.upsert('services', clusterIPService('ns', 'a', ['10.0.0.1']));
+  await syncWith(t, api, { backoff: { initialMs: 300, maxMs: 5000 } });
+  api.requests.length = 0;
+  api.faults.failRequests(3, 410, { resource: 'services', watch: true });
+  api.faults.dropWatches({ resource: 'services' });
+  await api.waitForWatches('services');
+  await waitUntil(() => api.requests.filter((r) => r.resource === 'services' && r.watch && r.status === 200).length >= 1, 'a watch accepted again', 10_000);
+  const lists = api.requests.filter((r) => r.resource === 'services' && !r.watch).map((r) => r.at);
+  assert.equal(lists.length, 3, 'one relist per 410');
+  // the 410 on a watch resumed from the last resourceVersion relists at once; a 410 right after
+  // a fresh list means the list cannot keep up, and the next one waits the backoff
+  assert.ok(lists[1]! - lists[0]! >= 300 * 0.8 - 20, `second relist after ${lists[1]! - lists[0]!} ms`);
+  assert.ok(lists[2]! - lists[1]! >= 600 * 0.8 - 20, `third relist after ${lists[2]! - lists[1]!} ms`);
+});
+
 test('outage much longer than the maximum backoff: last records served and ready throughout, resync after', async (t) => {
   // The production ceiling is 30 s; here it is 300 ms and the outage 4 s, i.e. more than ten
   // retries at the ceiling, the same regime as a 10-minute outage with the real schedule.

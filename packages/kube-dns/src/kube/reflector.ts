@@ -149,6 +149,8 @@ export class Reflector<T extends ObjectWithMeta> extends EventEmitter {
     /** Watches in a row that ended in an error. */
     let failedWatches = 0;
     while (!this.stopped) {
+      /** This watch starts from the resourceVersion of a list made just before it. */
+      const afterList = needList;
       if (needList) {
         if (!(await this.listAll())) return;
         needList = false;
@@ -182,7 +184,14 @@ export class Reflector<T extends ObjectWithMeta> extends EventEmitter {
       // A clean close after a second or more (the server's timeout, or a proxy's idle timeout on a
       // quiet resource) is no failure: re-watch at once, as client-go does. Closed sooner with no
       // event, it is (a server that ends every watch at once must not get a tight loop).
-      const healthy = events > 0 || elapsed >= (this.o.healthyWatchMs ?? 30_000) || (outcome.kind === 'closed' && elapsed >= 1000);
+      // A 410 on a watch resumed from an older resourceVersion is the server answering: its
+      // history no longer reaches back that far (after a restart its watch cache starts anew).
+      // Relist at once: the backoff may still be at its ceiling from the outage, and waiting it
+      // out again kept the records stale that much longer. A 410 right after a list is no such
+      // case (lists that cannot keep up): that one backs off, so relists never loop.
+      const goneAfterResume = outcome.kind === 'expired' && !afterList;
+      const healthy =
+        goneAfterResume || events > 0 || elapsed >= (this.o.healthyWatchMs ?? 30_000) || (outcome.kind === 'closed' && elapsed >= 1000);
       if (healthy) this.backoff.reset();
       let delay = healthy ? 0 : this.backoff.next();
       // An overloaded API server (Priority & Fairness: 429) or one not ready (503) asks for a
