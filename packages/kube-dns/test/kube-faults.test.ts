@@ -121,6 +121,22 @@ test('a watch that stays open and sends nothing is abandoned after watchIdleMs a
   t.diagnostic(`stalled watch detected and the change applied after ${took} ms (bound ${IDLE} ms + one list)`);
 });
 
+test('an API server that accepts a list or a watch and never answers: both given up within their bounds, and the sync goes on', async (t) => {
+  const api = await fakeApi(t);
+  api.upsert('services', clusterIPService('ns', 'a', ['10.0.0.1']));
+  api.faults.hangRequests(1, { resource: 'services', watch: false });
+  api.faults.hangRequests(1, { resource: 'services', watch: true });
+  const started = Date.now();
+  // syncWith returns once a watch is open: after the hung list and the hung watch
+  const { zone, sync } = await syncWith(t, api, { listTimeoutMs: 500, watchIdleMs: 500 });
+  t.diagnostic(`watching ${Date.now() - started} ms after a hung list and a hung watch`);
+  assert.ok(zone.services.has('ns/a'));
+  assert.equal(sync.stats().services?.errors, 2);
+  assert.match(sync.stats().services?.lastError ?? '', /no event or bookmark for 500 ms/);
+  api.upsert('services', clusterIPService('ns', 'b', ['10.0.0.2']));
+  await waitUntil(() => zone.services.has('ns/b'), 'a change through the new watch', 5000);
+});
+
 test('a quiet but healthy watch (bookmarks only) is not mistaken for a stalled one', async (t) => {
   const api = await fakeApi(t, { bookmarkIntervalMs: 200 });
   api.upsert('services', clusterIPService('ns', 'a', ['10.0.0.1']));

@@ -83,6 +83,11 @@ export interface FakeApiServerFaults {
    * `retryAfterSeconds`, a Retry-After header too (as kube-apiserver's 429s and 503s carry).
    */
   failRequests(n: number, status?: number, filter?: FailureFilter, retryAfterSeconds?: number): void;
+  /**
+   * The next `n` matching requests are read and never answered (no status, no headers, the
+   * connection left open): a wedged API server or a proxy in front of it. close() cuts them.
+   */
+  hangRequests(n: number, filter?: FailureFilter): void;
   /** Open watches (of one resource, or all) stay open but send nothing more: no events, no bookmarks, no end. */
   stallWatches(resource?: ResourceName): number;
   /**
@@ -176,6 +181,7 @@ export async function startFakeApiServer(opts: FakeApiServerOptions = {}): Promi
   const watches = new Set<WatchStream>();
   const sockets = new Set<Socket>();
   const failures: { remaining: number; status: number; filter: FailureFilter; retryAfterSeconds?: number }[] = [];
+  const hangs: { remaining: number; filter: FailureFilter }[] = [];
   const watchWaiters = new Set<() => void>();
   const dir = await mkdtemp(join(tmpdir(), 'fake-apiserver-'));
 
@@ -206,13 +212,16 @@ export async function startFakeApiServer(opts: FakeApiServerOptions = {}): Promi
     if (!OPEN_PATHS.has(url.pathname) && req.headers.authorization !== `Bearer ${token}`) {
       return fail(status(401, 'Unauthorized'));
     }
-    const injected = failures.find(
-      (f) =>
-        f.remaining > 0 &&
-        (f.filter.watch === undefined || f.filter.watch === isWatch) &&
-        (f.filter.resource === undefined || f.filter.resource === parsed?.resource.name) &&
-        (f.filter.continue === undefined || f.filter.continue === (!isWatch && !!query['continue'])),
-    );
+    const matchesFilter = (filter: FailureFilter): boolean =>
+      (filter.watch === undefined || filter.watch === isWatch) &&
+      (filter.resource === undefined || filter.resource === parsed?.resource.name) &&
+      (filter.continue === undefined || filter.continue === (!isWatch && !!query['continue']));
+    const hang = hangs.find((h) => h.remaining > 0 && matchesFilter(h.filter));
+    if (hang) {
+      hang.remaining--;
+      return; // never answered; the socket stays open until the client or close() cuts it
+    }
+    const injected = failures.find((f) => f.remaining > 0 && matchesFilter(f.filter));
     if (injected) {
       injected.remaining--;
       if (injected.retryAfterSeconds !== undefined) res.setHeader('Retry-After', String(injected.retryAfterSeconds));
@@ -366,6 +375,9 @@ export async function startFakeApiServer(opts: FakeApiServerOptions = {}): Promi
     },
     failRequests(n, code = 500, filter = {}, retryAfterSeconds) {
       failures.push({ remaining: n, status: code, filter, ...(retryAfterSeconds !== undefined && { retryAfterSeconds }) });
+    },
+    hangRequests(n, filter = {}) {
+      hangs.push({ remaining: n, filter });
     },
     stallWatches(resource) {
       let n = 0;
