@@ -232,7 +232,7 @@ export async function startKubeDns(o: KubeDnsOptions, x: StartExtras): Promise<K
       const serial = new SerialClock(zone);
       Object.defineProperty(resolveOpts, 'serial', { get: () => serial.current(), enumerable: true, configurable: true });
       resolveOpts.dynamicSerial = true;
-      transfer = new ZoneTransfer({ zone, cluster: resolveOpts, external: resolveOpts.external ?? [], log, registry: metrics.registry, serialClock: serial });
+      transfer = new ZoneTransfer({ zone, cluster: resolveOpts, external: resolveOpts.external ?? [], log, registry: metrics.registry, serialClock: serial, isSynced });
       handler?.cache.clear(); // apex SOA answers cached with the fixed serial
     }
     transfer?.setAcl(acl);

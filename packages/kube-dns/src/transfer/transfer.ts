@@ -43,6 +43,11 @@ export interface ZoneTransferOptions {
   checkEveryMs?: number;
   /** The serial's pace, raised when builds are expensive. */
   serialClock?: { minIntervalMs: number };
+  /**
+   * Whether the first sync with the API server is done. No NOTIFY before: the secondary's SOA
+   * query would get SERVFAIL, and it would not ask again before the SOA's RETRY (two hours).
+   */
+  isSynced?: () => boolean;
 }
 
 /** The serial moves at most once per this many builds' time, and at least a second apart, at most a minute. */
@@ -234,6 +239,7 @@ export class ZoneTransfer {
   }
 
   private check(): void {
+    if (this.o.isSynced && !this.o.isSynced()) return;
     const s = this.o.cluster.serial; // reading it moves it when a change is due
     if (s === this.notifiedSerial) return;
     this.notifiedSerial = s;
