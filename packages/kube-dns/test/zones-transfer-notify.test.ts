@@ -1,15 +1,16 @@
-// NOTIFY against a real BIND secondary (Debian bind9's named) across a kube-dns restart: the
+// NOTIFY against a real BIND secondary (Debian bind9's named). Across a kube-dns restart: the
 // NOTIFY must come when kube-dns can answer the secondary, not while its first sync with the API
 // server is still under way (the secondary's SOA query then gets SERVFAIL, and BIND waits for the
-// zone's RETRY, two hours, before it asks again).
+// zone's RETRY, two hours, before it asks again). And a secondary that serves only some of the
+// zones (NOTAUTH for the others) is one warning, not one per change.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execa } from 'execa';
-import { silentLogger } from '@kube-dns/config';
+import { createLogger, silentLogger } from '@kube-dns/config';
 import { clusterIPService, freePort, startFakeApiServer, startNamedSecondary, tempDir } from '@kube-dns/testkit';
 import { startKubeDns } from '../src/app.js';
 import { parseOptions } from '../src/options.js';
-import { eventually } from './integration-helpers.js';
+import { eventually, startCluster, waitSynced } from './integration-helpers.js';
 
 const Z = 'cluster.local';
 
@@ -56,5 +57,33 @@ test('after a restart whose first sync is slow, the BIND secondary gets the Serv
     await dns.stop();
     await api.close();
     await dir.cleanup();
+  }
+});
+
+test('a secondary of the cluster zone only: NOTIFY of the external zone refused (NOTAUTH) is logged once, not with every change', { timeout: 60_000 }, async () => {
+  const lines: { level: number; msg: string; zone?: string }[] = [];
+  const log = createLogger('kube-dns', 2, 'info', (line) => void lines.push(JSON.parse(line)));
+  const namedPort = await freePort();
+  const c = await startCluster({ log, args: [`--transfer-to=127.0.0.1:${namedPort}`, '--external-zone=example.com'], seed: (api) => api.upsert('services', clusterIPService('default', 'kubernetes', ['10.0.0.1'])) });
+  const named = await startNamedSecondary([Z], c.dns.dnsPort, namedPort);
+  try {
+    await waitSynced(c);
+    await eventually(async () => assert.match(await dig(namedPort, `kubernetes.default.svc.${Z}`, 'A', '+short'), /^10\.0\.0\.1$/m), 15_000, 100);
+    for (let i = 0; i < 4; i++) {
+      // each change a new serial (they move at most once a second), a NOTIFY for both zones
+      c.api.upsert('services', clusterIPService('default', `s${i}`, [`10.0.0.${10 + i}`]));
+      await new Promise((r) => setTimeout(r, 1500));
+    }
+    await eventually(async () => assert.match(await dig(namedPort, `s3.default.svc.${Z}`, 'A', '+short'), /^10\.0\.0\.13$/m), 15_000, 100);
+    // named refused the external zone's NOTIFY with every change
+    const notAuth = () => named.log().split('\n').filter((l) => /received notify for zone 'example.com': not authoritative/.test(l)).length;
+    await eventually(async () => assert.ok(notAuth() >= 3, named.log()), 10_000, 100);
+    await new Promise((r) => setTimeout(r, 300)); // its answers taken
+    const refused = lines.filter((l) => /NOTIFY refused/.test(l.msg));
+    assert.ok(refused.every((l) => l.zone === 'example.com'), JSON.stringify(refused));
+    assert.equal(refused.length, 1, `one warning for the zone it does not serve: ${JSON.stringify(refused)}`);
+  } finally {
+    await named.stop();
+    await c.stop();
   }
 });

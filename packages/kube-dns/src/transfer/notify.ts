@@ -22,6 +22,13 @@ export class Notifier {
   private readonly sockets = new Map<4 | 6, Socket>();
   /** id → what to do when the answer comes (its rcode), and from where it must come */
   private readonly waiting = new Map<number, { from: Nameserver; answered: (rcode: number) => void }>();
+  /**
+   * Secondary and zone (`host:port zone`) whose last NOTIFY failed and was logged: the next
+   * failures are logged at debug until one is acknowledged. A secondary down, or one that does
+   * not serve every zone (an external zone it is not configured for answers NOTAUTH), would
+   * otherwise log a warning with every change of the zones.
+   */
+  private readonly failing = new Set<string>();
   private stopped = false;
 
   constructor(private readonly log: Logger) {}
@@ -58,14 +65,20 @@ export class Notifier {
       answers: [serialSoa],
     });
     const sock = this.socket(to.family === 6 ? 6 : 4);
+    const key = `${to.host}:${to.port} ${zone}`;
+    const failed = (fields: Record<string, unknown>, msg: string): void => {
+      this.stats.failed++;
+      const again = this.failing.has(key);
+      this.failing.add(key);
+      this.log[again ? 'debug' : 'warn']({ zone, to: `${to.host}:${to.port}`, ...fields }, again ? msg : `${msg} (logged again once it has acknowledged one)`);
+    };
     let tries = 0;
     let timer: NodeJS.Timeout | undefined;
     const send = (): void => {
       if (this.stopped) return;
       if (tries++ >= TRIES) {
         this.waiting.delete(id);
-        this.stats.failed++;
-        this.log.warn({ zone, to: `${to.host}:${to.port}`, tries: TRIES }, 'NOTIFY not acknowledged; the secondary will still refresh on its SOA timer');
+        failed({ tries: TRIES }, 'NOTIFY not acknowledged; the secondary will still refresh on its SOA timer');
         return;
       }
       this.stats.sent++;
@@ -80,11 +93,11 @@ export class Notifier {
         this.waiting.delete(id);
         if (rcode === 0) {
           this.stats.acknowledged++;
+          if (this.failing.delete(key)) this.log.info({ zone, to: `${to.host}:${to.port}` }, 'NOTIFY acknowledged again');
           return;
         }
-        // REFUSED (we are not its primary, or its ACL) or NOTAUTH: trying again will not help
-        this.stats.failed++;
-        this.log.warn({ zone, to: `${to.host}:${to.port}`, rcode }, 'NOTIFY refused by the secondary; it will refresh on its SOA timer only');
+        // REFUSED (we are not its primary, or its ACL) or NOTAUTH (not a zone it serves): trying again will not help
+        failed({ rcode }, 'NOTIFY refused by the secondary; it will refresh on its SOA timer only');
       },
     });
     send();
