@@ -21,6 +21,7 @@ import { soa } from '../resolve/answers.js';
 import type { ResolveOptions } from '../resolve/types.js';
 import { encodeRcode } from '../server/encode.js';
 import { RCODE, type ParsedQuery } from '../server/wire.js';
+import { LogLimiter } from '../forward/log-limiter.js';
 import type { ExternalZone } from '../zones/external.js';
 import { allowed, type TransferAcl } from './acl.js';
 import { setImmediate as nextTurn } from 'node:timers/promises';
@@ -79,6 +80,12 @@ export class ZoneTransfer {
   private stopped = false;
   private acl: TransferAcl | undefined;
   private metricsReady = false;
+  /**
+   * Refusals are logged at most once per 10 s (with how many were not): an AXFR over UDP costs
+   * its sender nothing and may carry any source address, and an external zone faces the internet
+   * and its scanners. The metric counts every one.
+   */
+  private readonly refusedLog = new LogLimiter(10_000);
 
   constructor(private readonly o: ZoneTransferOptions) {
     this.notifier = new Notifier(o.log);
@@ -140,7 +147,9 @@ export class ZoneTransfer {
   answer(query: Buffer, q: ParsedQuery, transport: Transport, address: string | undefined): Buffer | Promise<Buffer> {
     const refuse = (reason: RefusedReason): Buffer => {
       if (this.metricsReady) this.refused.inc({ reason });
-      this.o.log.info({ client: address, zone: q.lname, transport, reason }, 'zone transfer refused');
+      this.refusedLog.maybe((suppressed) =>
+        this.o.log.info({ client: address, zone: q.lname, transport, reason, ...(suppressed > 0 && { suppressedSinceLast: suppressed }) }, 'zone transfer refused'),
+      );
       return encodeRcode(query, q, RCODE.REFUSED);
     };
     if (!this.acl) return refuse('off');
