@@ -14,7 +14,7 @@ import type { Answer } from 'dns-packet';
 import { resolve } from '../resolve/resolve.js';
 import { headlessRecordsInPieces } from '../resolve/services.js';
 import type { ResolveOptions } from '../resolve/types.js';
-import { ipToReverseName } from './names.js';
+import { ipToReverseName, namedPortPrefixes } from './names.js';
 import type { ServiceKind } from './types.js';
 import type { ServiceEntry, Zone } from './zone.js';
 
@@ -60,13 +60,6 @@ function toRecord(a: Answer): DumpRecord {
   }
 }
 
-/** `_<port>._<proto>` prefixes of a ClusterIP service's named ports (those it answers SRV for). */
-function namedPortPrefixes(e: ServiceEntry): string[] {
-  const out = new Set<string>();
-  for (const p of e.info.ports) if (p.name) out.add(`_${p.name}._${p.protocol.toLowerCase()}`);
-  return [...out];
-}
-
 /** SRV targets or addresses asked between two pause points of one service's listing. */
 const TARGETS_PER_BATCH = 256;
 
@@ -106,7 +99,7 @@ export function* serviceRecordBatches(zone: Zone, e: ServiceEntry, opts: Resolve
     return;
   }
   take(ask(zone, fqdn, 'SRV', opts));
-  for (const prefix of namedPortPrefixes(e)) take(ask(zone, `${prefix}.${fqdn}`, 'SRV', opts));
+  for (const prefix of namedPortPrefixes(e.info.ports)) take(ask(zone, `${prefix}.${fqdn}`, 'SRV', opts));
   // the PTRs of its cluster IPs that point to it (an IP may have belonged to another service)
   for (const ip of ips) for (const p of ask(zone, ipToReverseName(ip), 'PTR', opts)) if ((p as { data: string }).data === fqdn) answers.push(p);
   yield batch();

@@ -95,6 +95,18 @@ export function reverseNameToIp(name: string): string | undefined {
   return undefined;
 }
 
+/** The `_<port>._<proto>` labels of a named port's SRV name (`_https._tcp`). */
+export function srvPortLabels(p: { name: string; protocol: string }): string {
+  return `_${p.name}._${p.protocol.toLowerCase()}`;
+}
+
+/** The distinct `_<port>._<proto>` labels of the named ports among `ports` (an unnamed one has no SRV name). */
+export function namedPortPrefixes(ports: readonly { name: string; protocol: string }[]): string[] {
+  const out = new Set<string>();
+  for (const p of ports) if (p.name) out.add(srvPortLabels(p));
+  return [...out];
+}
+
 /**
  * The label naming a hostname-less endpoint (CoreDNS style): `10-0-0-1`; IPv6 in its compressed
  * form with ':' → '-' (`fd00::20` → `fd00--20`). Stable for an address, and parseDashedIp inverts it.

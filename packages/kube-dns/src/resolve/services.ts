@@ -5,7 +5,7 @@
 // name ('name/<svc>'), `*.*` on everything. A wildcard visits at most WILDCARD_MAX_SERVICES
 // services and answers at most WILDCARD_MAX_ANSWERS records, whatever the size of the zone.
 import type { Answer } from 'dns-packet';
-import { ipFamily, lastDot, normalizeIp } from '../records/names.js';
+import { ipFamily, lastDot, normalizeIp, srvPortLabels } from '../records/names.js';
 import type { PortInfo } from '../records/types.js';
 import type { HeadlessEndpoint, HeadlessView } from '../records/headless.js';
 import { nameDep, namespaceDep, serviceDep, type ServiceEntry } from '../records/zone.js';
@@ -220,7 +220,7 @@ export function* headlessRecordsInPieces(view: HeadlessView, fqdn: string, ttl: 
     for (const p of ep.ports) {
       apex.add(`${p.port} ${ep.fqdn}`);
       if (!p.name) continue;
-      const owner = `_${p.name}._${p.protocol.toLowerCase()}.${fqdn}`;
+      const owner = `${srvPortLabels(p)}.${fqdn}`;
       let keys = srvKeys.get(owner);
       if (!keys) srvKeys.set(owner, (keys = new Set()));
       keys.add(`${p.port} ${ep.fqdn}`);

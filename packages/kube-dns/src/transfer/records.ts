@@ -8,6 +8,7 @@
 //                  a-b-c-d name: not a finite set) as are PTRs (they live in the reverse zones).
 //   external zone: per Service with an outside address its A/AAAA or CNAME and SRV names.
 import type { Answer } from 'dns-packet';
+import { namedPortPrefixes } from '../records/names.js';
 import type { ServiceEntry, Zone } from '../records/zone.js';
 import { soa } from '../resolve/answers.js';
 import { resolve } from '../resolve/resolve.js';
@@ -23,12 +24,6 @@ function collect(out: Answer[], lookup: Lookup, name: string, qtypes: readonly s
     for (const a of lookup(name, t)) if (a.type === t && a.name.toLowerCase() === name) out.push(a);
   }
   return out;
-}
-
-function namedPortNames(ports: readonly { name: string; protocol: string }[], base: string): string[] {
-  const out = new Set<string>();
-  for (const p of ports) if (p.name) out.add(`_${p.name}._${p.protocol.toLowerCase()}.${base}`);
-  return [...out];
 }
 
 const ADDR = ['A', 'AAAA'] as const;
@@ -66,7 +61,7 @@ export function* clusterZoneRecordsByService(zone: Zone, opts: ResolveOptions): 
       yield collect([], lookup, fqdn, ['CNAME', ...ADDR]);
     } else if (e.info.kind === 'ClusterIP') {
       const out = collect([], lookup, fqdn, ADDR_SRV);
-      for (const n of namedPortNames(e.info.ports, fqdn)) collect(out, lookup, n, ['SRV']);
+      for (const n of namedPortPrefixes(e.info.ports)) collect(out, lookup, `${n}.${fqdn}`, ['SRV']);
       yield out;
     } else {
       // a headless Service of thousands of endpoints comes in pieces (one answer of its own name
@@ -94,7 +89,7 @@ export function* externalZoneRecordsByService(zone: Zone, ez: ExternalZone): Gen
     if (!ext) continue;
     const base = `${e.info.name}.${e.info.namespace}.${ez.name}`;
     const out = collect([], lookup, base, ext.ips.length ? ADDR_SRV : ['CNAME']);
-    for (const n of namedPortNames(e.info.ports, base)) collect(out, lookup, n, ['SRV']);
+    for (const n of namedPortPrefixes(e.info.ports)) collect(out, lookup, `${n}.${base}`, ['SRV']);
     yield out;
   }
   yield [first];
