@@ -1,6 +1,6 @@
 // The real nanny + real dnsmasq: ConfigMap → routing and hosts, applied live.
 import assert from 'node:assert/strict';
-import { mkdir, readFile, rename, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { startTestDnsServer, tempDir, type TestDnsServer } from '@kube-dns/testkit';
@@ -197,13 +197,15 @@ test('operator --addn-hosts files are re-read within seconds of an edit', async 
 test('an operator --hostsdir that is a ConfigMap volume: an update (the kubelet\'s ..data swap) is served within seconds', async (t) => {
   const tmp = await tempDir('nanny-hostsdir-');
   t.after(() => tmp.cleanup());
-  // the kubelet's layout: hosts -> ..data/hosts, ..data -> a hidden timestamped directory
+  // the kubelet's layout: hosts -> ..data/hosts, ..data -> a hidden timestamped directory; an
+  // update writes a new one, swaps ..data to it and removes the old one
   const volume = join(tmp.path, 'volume');
   const publish = async (generation: number, text: string) => {
     await mkdir(join(volume, `..${generation}`), { recursive: true });
     await writeFile(join(volume, `..${generation}`, 'hosts'), text);
     await symlink(`..${generation}`, join(volume, '..data_tmp'));
     await rename(join(volume, '..data_tmp'), join(volume, '..data'));
+    if (generation > 1) await rm(join(volume, `..${generation - 1}`), { recursive: true });
   };
   await publish(1, '198.51.100.1 printer.corp.example\n');
   await symlink(join('..data', 'hosts'), join(volume, 'hosts'));

@@ -3,7 +3,7 @@
 // chokidar's initial scan).
 import assert from 'node:assert/strict';
 import { EventEmitter } from 'node:events';
-import { mkdir, rename, writeFile } from 'node:fs/promises';
+import { mkdir, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import type { FSWatcher } from 'chokidar';
@@ -60,6 +60,43 @@ test('an edit of an --addn-hosts file asks dnsmasq to re-read it, once per burst
   await new Promise((r) => setTimeout(r, 400));
   assert.equal(c.count(), 1, 'one reload for two quick writes');
 });
+
+/** The kubelet's update of a ConfigMap volume (its AtomicWriter): a new hidden directory, `..data` swapped to it, the old one removed. */
+async function kubeletVolume(root: string): Promise<(text: string) => Promise<void>> {
+  let generation = 0;
+  const publish = async (text: string) => {
+    generation++;
+    const dir = `..2026_11_28_00_00_0${generation}.000000001`;
+    await mkdir(join(root, dir), { recursive: true });
+    await writeFile(join(root, dir, 'hosts'), text);
+    await symlink(dir, join(root, '..data_tmp'));
+    await rename(join(root, '..data_tmp'), join(root, '..data'));
+    if (generation > 1) await rm(join(root, `..2026_11_28_00_00_0${generation - 1}.000000001`), { recursive: true });
+  };
+  await mkdir(root);
+  await publish('198.51.100.1 printer\n');
+  await symlink(join('..data', 'hosts'), join(root, 'hosts'));
+  return publish;
+}
+
+for (const what of ['directory (--hostsdir)', 'file through its symlink (--addn-hosts)']) {
+  test(`a ConfigMap volume's update, watched as a ${what}: each ..data swap asks dnsmasq to re-read, by inotify alone`, async (t) => {
+    const tmp = await tempDir('watch-hosts-');
+    t.after(() => tmp.cleanup());
+    const volume = join(tmp.path, 'volume');
+    const publish = await kubeletVolume(volume);
+    const c = calls();
+    const w = watchAddnHosts([what.startsWith('dir') ? volume : join(volume, 'hosts')], c.fn, log, { pollMs: 0, debounceMs: 50 });
+    t.after(() => w.close());
+    await new Promise((r) => setTimeout(r, 300)); // chokidar's initial scan
+    for (let i = 2; i <= 6; i++) {
+      const next = c.next(3000);
+      await publish(`198.51.100.${i} printer\n`);
+      await next;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  });
+}
 
 test('without inotify, the stat poll still finds an in-place edit, an atomic replace and a file added to a directory', async (t) => {
   const tmp = await tempDir('watch-hosts-');
