@@ -1,6 +1,7 @@
 // bench/results/latest.json holds one top-level key per bench script ("dns" for scripts/bench.mjs,
 // "memory" / "footprint" for the memory part): each script replaces its own section and keeps the
 // others, so the scripts can run separately and in any order.
+import { spawn } from 'node:child_process';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
@@ -29,6 +30,24 @@ export async function writeSection(name, data) {
   await writeFile(tmp, JSON.stringify(all, null, 2) + '\n');
   await rename(tmp, LATEST);
   return all;
+}
+
+/** The code measured: branch, commit, and whether files under git differ from it. */
+export async function gitInfo() {
+  const root = new URL('..', import.meta.url).pathname;
+  const git = (...a) => new Promise((res) => {
+    const p = spawn('git', a, { cwd: root, stdio: ['ignore', 'pipe', 'ignore'] });
+    let o = '';
+    p.stdout.on('data', (d) => (o += d));
+    p.on('exit', () => res(o.trim()));
+    p.on('error', () => res(''));
+  });
+  return {
+    branch: await git('rev-parse', '--abbrev-ref', 'HEAD'),
+    commit: await git('rev-parse', '--short', 'HEAD'),
+    // the bench's own outputs (a previous run's results) do not make the code dirty
+    dirty: (await git('status', '--porcelain', '--untracked-files=no', '--', ':/', ':(top,exclude)bench/results')) !== '',
+  };
 }
 
 /** The README's Performance tables from the "dns" section: `node scripts/bench-results.mjs --markdown`. */

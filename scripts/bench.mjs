@@ -18,7 +18,7 @@ import { dnsmasqPath, freePort } from '@kube-dns/testkit';
 import { startAbuse } from './bench-abuse.mjs';
 import { ceilingProgram } from './bench-ceiling.cjs';
 import { dnsperf, killAllNow, loopMetrics, manifestArgs, KUBE_DNS_BIN, pinApart, PIN, pooled, sleep, start, startKubeDns, stop, TIMEOUT_S } from './bench-procs.mjs';
-import { LATEST, RESULTS_DIR, writeSection } from './bench-results.mjs';
+import { gitInfo, LATEST, RESULTS_DIR, writeSection } from './bench-results.mjs';
 import { drawSvg } from './bench-svg.mjs';
 import { churnOne, externalFile, mixFile, nxdomainFile, repeatedFile, SERVICES, startBenchCluster } from './bench-workloads.mjs';
 
@@ -220,22 +220,6 @@ function line(label, r) {
   say(`  ${label.padEnd(46)} ${fmt(r.qps).padStart(8)} qps  lost ${r.lost}${lat}`);
   // pooled runs: each run's own p99 too, so a slow spell shows where it fell
   if (r.sliceP99Ms) say(`  ${''.padEnd(46)} p99 of each of the ${r.slices} runs: ${r.sliceP99Ms.join(', ')} ms`);
-}
-
-async function gitInfo() {
-  const git = (...a) => new Promise((res) => {
-    const p = spawn('git', a, { cwd: root, stdio: ['ignore', 'pipe', 'ignore'] });
-    let o = '';
-    p.stdout.on('data', (d) => (o += d));
-    p.on('exit', () => res(o.trim()));
-    p.on('error', () => res(''));
-  });
-  return {
-    branch: await git('rev-parse', '--abbrev-ref', 'HEAD'),
-    commit: await git('rev-parse', '--short', 'HEAD'),
-    // the bench's own outputs (a previous run's results) do not make the code dirty
-    dirty: (await git('status', '--porcelain', '--untracked-files=no', '--', ':/', ':(top,exclude)bench/results')) !== '',
-  };
 }
 
 async function main() {
