@@ -4,8 +4,9 @@
 // figure next to a ceiling measured in the same run: a minimal Node UDP responder that parses the
 // question and answers one fixed A record. What each line measures, and why: docs/benchmarks.md.
 //   node scripts/bench.mjs [--quick] [--dns-only] [--soak MINUTES]
-//   (--quick: short runs for development, goals still printed; --dns-only: skip the memory and
-//   reliability scripts run after this one; --soak: passed to scripts/bench-reliability.mjs)
+//   (--quick: short runs for development, goals still printed; --dns-only: skip the headless
+//   churn, memory and reliability scripts run after this one; --soak: passed to
+//   scripts/bench-reliability.mjs)
 // Results: printed, written to bench/results/latest.json (section "dns"; other scripts add theirs)
 // and drawn in bench/results/latest.svg.
 import { spawn } from 'node:child_process';
@@ -459,10 +460,11 @@ async function main() {
   await writeFile(join(RESULTS_DIR, 'latest.svg'), drawSvg(all));
   say(`\nwritten: ${LATEST.slice(root.length)} and ${join(RESULTS_DIR, 'latest.svg').slice(root.length)} (${out.elapsedSeconds} s)`);
 
-  await memoryBench();
+  await afterDns();
 }
 
-// Memory and reliability have scripts and results of their own (scripts/bench-footprint.mjs,
+// The headless churn, memory and reliability have scripts and results of their own
+// (scripts/bench-headless-churn.mjs, section "churn"; scripts/bench-footprint.mjs,
 // bench/results/footprint.json; scripts/bench-reliability.mjs, section "reliability"), run after
 // this one with the same --quick; --soak MINUTES goes to the reliability script.
 async function runScript(name, args) {
@@ -472,8 +474,9 @@ async function runScript(name, args) {
   if (code !== 0) throw new Error(`scripts/${name} exited with ${code}`);
 }
 
-async function memoryBench() {
+async function afterDns() {
   if (process.argv.includes('--dns-only')) return; // comparing builds or flags: the DNS figures alone
+  await runScript('bench-headless-churn.mjs', []);
   await runScript('bench-footprint.mjs', []);
   const soakAt = process.argv.indexOf('--soak');
   await runScript('bench-reliability.mjs', soakAt > 0 ? ['--soak', process.argv[soakAt + 1]] : []);
