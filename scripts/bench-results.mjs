@@ -1,6 +1,7 @@
 // bench/results/latest.json holds one top-level key per bench script ("dns" for scripts/bench.mjs,
-// "memory" / "footprint" for the memory part): each script replaces its own section and keeps the
-// others, so the scripts can run separately and in any order.
+// "churn" for scripts/bench-headless-churn.mjs, "memory" / "footprint" for the memory part): each
+// script replaces its own section and keeps the others, so the scripts can run separately and in
+// any order.
 import { spawn } from 'node:child_process';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -99,6 +100,31 @@ function loopRows(d, n, verdict) {
   ];
 }
 
+/**
+ * The headless churn's table from the "churn" section (scripts/bench-headless-churn.mjs): per
+ * size, the update's and the rebuild's median and max, their ratio, and the largest update against
+ * the 5 ms stall goal, judged at the size the goal names.
+ */
+export function churnMarkdown(c) {
+  const n = (x) => x.toLocaleString('en-US');
+  const goal = c.goals[0];
+  const verdict = (g) => (g.met === null ? 'n/a' : g.met ? 'met' : '**not met**');
+  const { ms } = c.stallGoal;
+  const largest = (s) => (s.endpoints === goal?.endpoints ? `< ${ms} ms: ${verdict(goal)}` : s.update.maxMs < ms ? `under ${ms} ms` : `**over ${ms} ms**`);
+  return [
+    `Headless churn, \`${c.command}\` on ${c.date.slice(0, 16).replace('T', ' ')} UTC, code at ${c.code.commit}${c.code.dirty ? ' (with uncommitted changes)' : ''}: the zone alone, one EndpointSlice of ${c.sliceSize} endpoints replaced and the Service's view asked, ${c.changes} times per size; the reference is the same change followed by the view rebuilt from every endpoint, as before the update (node ${c.node}, ${c.heap}).`,
+    '',
+    '| headless Service | update: median / max | rebuild (reference): median / max | update / rebuild (medians) | largest update, stall goal |',
+    '|---|---|---|---|---|',
+    ...c.sizes.map((s) => `| ${n(s.endpoints)} endpoints | ${s.update.medianMs} / ${s.update.maxMs} ms | ${s.rebuild.medianMs} / ${s.rebuild.maxMs} ms | ${s.ratio}x | ${largest(s)} |`),
+  ].join('\n');
+}
+
+/** The README's bench-figures block: the DNS tables, then the headless churn's when it was measured. */
+export function block(all) {
+  return [markdown(all.dns), ...(all.churn ? ['', churnMarkdown(all.churn)] : [])].join('\n');
+}
+
 // `--markdown` prints the tables; `--readme` replaces them in README.md between the
 // <!-- bench-figures --> markers (after a rerun on a quiet machine: one command).
 if (process.argv[1] === new URL(import.meta.url).pathname) {
@@ -109,7 +135,7 @@ if (process.argv[1] === new URL(import.meta.url).pathname) {
     const text = await readFile(readme, 'utf8');
     const re = /(<!-- bench-figures[^>]*-->\n)[\s\S]*?(\n<!-- \/bench-figures -->)/;
     if (!re.test(text)) throw new Error('README.md: no <!-- bench-figures --> ... <!-- /bench-figures --> block');
-    await writeFile(readme, text.replace(re, (_, a, b) => `${a}${markdown(all.dns)}${b}`));
+    await writeFile(readme, text.replace(re, (_, a, b) => `${a}${block(all)}${b}`));
     process.stdout.write('README.md: Performance figures replaced from bench/results/latest.json\n');
-  } else process.stdout.write(`${markdown(all.dns)}\n`);
+  } else process.stdout.write(`${block(all)}\n`);
 }

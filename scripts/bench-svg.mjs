@@ -1,6 +1,8 @@
 // Draws the "dns" section of bench/results/latest.json as plain SVG text: qps of each workload
 // next to its reference (the ceiling, UDP, or a bare dnsmasq) with the goal marked, and latency
-// percentiles at the fixed rate on a log scale. No dependency: the figure is a few rects and texts.
+// percentiles at the fixed rate on a log scale; then, when measured, the "churn" section (a
+// headless Service's view updated against rebuilt, ms on a log scale). No dependency: the figure
+// is a few rects and texts.
 
 const esc = (s) => String(s).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 const fmt = (n) => Math.round(n).toLocaleString('en-US');
@@ -86,7 +88,8 @@ export function drawSvg(all) {
     text(gx, y + 6, v >= 1 ? `${v} ms` : `${+v.toPrecision(1)} ms`, { size: 10, anchor: 'middle', fill: '#4a5568' });
   }
   y += 24;
-  const lines = d.goals.map((g) => `${g.met === null ? 'n/a' : g.met ? 'met' : 'NOT met'}: ${g.goal} (${g.detail})`);
+  if (all.churn) y = drawChurn(all.churn, { text, rect, out, y, X0, W, BW });
+  const lines = [...d.goals, ...(all.churn?.goals ?? [])].map((g) => `${g.met === null ? 'n/a' : g.met ? 'met' : 'NOT met'}: ${g.goal} (${g.detail})`);
   for (const l of lines) {
     text(16, y, l, { size: 11, fill: l.startsWith('met') ? COLORS.ok : l.startsWith('n/a') ? '#4a5568' : COLORS.bad });
     y += 15;
@@ -96,4 +99,35 @@ export function drawSvg(all) {
   const grid = out.filter((s) => s.includes('stroke="#e2e8f0"'));
   const rest = out.filter((s) => !s.includes('stroke="#e2e8f0"'));
   return `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${y}" viewBox="0 0 ${W} ${y}" font-family="Helvetica, Arial, sans-serif">\n<rect width="100%" height="100%" fill="#ffffff"/>\n${[...grid, ...rest].join('\n')}\n</svg>\n`;
+}
+
+/** The headless churn: per size, the update's median (blue) against the rebuild's (grey), ms, log scale; returns the next y. */
+function drawChurn(c, { text, rect, out, y, X0, W, BW: full }) {
+  const BW = full * 0.85; // room for the longest bar's label before the verdict on the right
+  text(16, y, `Headless churn (the zone alone): one EndpointSlice of ${c.sliceSize} replaced and the view asked, median of ${c.changes}, ms, log scale`, { size: 13 });
+  y += 16;
+  text(16, y, `kube-dns's update (blue), the view rebuilt from every endpoint (grey): ${c.command}, ${c.date.slice(0, 16).replace('T', ' ')} UTC, ${c.code.commit}${c.code.dirty ? ' (uncommitted changes)' : ''}`, { size: 11, fill: '#4a5568' });
+  const values = c.sizes.flatMap((s) => [s.update.medianMs, s.rebuild.medianMs]).filter((v) => v > 0);
+  const lo = Math.pow(10, Math.floor(Math.log10(Math.min(...values))));
+  const hi = Math.pow(10, Math.ceil(Math.log10(Math.max(...values))));
+  const lx = (v) => (Math.log10(Math.max(v, lo) / lo) / Math.log10(hi / lo)) * BW;
+  y += 8;
+  const top = y;
+  for (const s of c.sizes) {
+    text(16, y + 16, `${fmt(s.endpoints)} endpoints`, { bold: true });
+    rect(X0, y + 2, lx(s.rebuild.medianMs), 12, COLORS.ref);
+    text(X0 + lx(s.rebuild.medianMs) + 6, y + 12, `${s.rebuild.medianMs} ms (max ${s.rebuild.maxMs})`, { size: 11 });
+    rect(X0, y + 16, lx(s.update.medianMs), 12, COLORS.kubedns);
+    text(X0 + lx(s.update.medianMs) + 6, y + 26, `${s.update.medianMs} ms (max ${s.update.maxMs})`, { size: 11 });
+    const g = c.goals.find((x) => x.endpoints === s.endpoints);
+    const verdict = g ? `, max < ${g.limit} ms ${g.met === null ? 'n/a' : g.met ? 'met' : 'not met'}` : '';
+    text(W - 16, y + 20, `${s.ratio}x${verdict}`, { anchor: 'end', bold: true, fill: g ? (g.met === null ? '#4a5568' : g.met ? COLORS.ok : COLORS.bad) : '#1a202c' });
+    y += 40;
+  }
+  for (let v = lo; v <= hi * 1.0001; v *= 10) {
+    const gx = X0 + lx(v);
+    out.push(`<line x1="${gx.toFixed(1)}" y1="${top}" x2="${gx.toFixed(1)}" y2="${y - 6}" stroke="#e2e8f0" stroke-width="1"/>`);
+    text(gx, y + 6, v >= 1 ? `${v} ms` : `${+v.toPrecision(1)} ms`, { size: 10, anchor: 'middle', fill: '#4a5568' });
+  }
+  return y + 30;
 }
