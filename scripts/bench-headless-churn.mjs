@@ -116,9 +116,10 @@ async function measure(n) {
   const versions = new Array(slices).fill(0);
   const plan = Array.from({ length: changes }, (_, r) => r % slices).map((i) => [slice(i, ++versions[i]), slice(i, versions[i])]);
   // One side after the other, each after a full collection: taking turns step by step, the
-  // update paid for the rebuild's garbage (20,000 endpoints: a median of 1.7 ms and a largest step
-  // of 22 ms, 16 of them collecting, against 0.5-0.7 and about 2 ms alone). Each side pays for
-  // its own garbage, as each build of kube-dns would; the two blocks are seconds apart.
+  // update paid for the rebuild's garbage (20,000 endpoints, two runs: a median of 1.2-1.3 ms and
+  // a largest step of 7.7-9.3 ms, 6.4-7.9 of them collecting, against 0.5-0.7 and 1.3 ms in its
+  // own block). Each side pays for its own garbage, as each build of kube-dns would; the two
+  // blocks are seconds apart.
   const settle = async () => {
     globalThis.gc();
     await new Promise((r) => setImmediate(r));
