@@ -99,8 +99,11 @@ export class Nanny extends EventEmitter<NannyEvents> {
       graceMs: opts.reloadGracePeriodMs,
       log,
     });
-    // Taken before dnsmasq's first read of the files, so that no edit falls between the two.
+    // Ready before dnsmasq's first read of the files, so that no edit falls between the two: an
+    // edit during chokidar's initial scan raises no event, and would wait for the poll.
     this.hostsWatcher = watchAddnHosts(watchedHostsPaths(opts.dnsmasqArgs), () => supervisor.reload(), log, { pollMs: opts.syncIntervalMs });
+    await this.hostsWatcher.ready;
+    if (this.stopped) return;
     supervisor.start();
     const target = livenessTarget(opts.dnsmasqArgs);
     if (opts.livenessIntervalMs > 0 && target) {

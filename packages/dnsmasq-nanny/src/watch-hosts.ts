@@ -13,6 +13,11 @@ import { type FSWatcher, watch } from 'chokidar';
 import type { Logger } from '@kube-dns/config';
 
 export interface HostsWatcher {
+  /**
+   * Resolves once chokidar's initial scan is done (from then on an edit raises an event), when the
+   * watch fails (the poll alone is left), at close, or after 5 s at most.
+   */
+  ready: Promise<void>;
   close(): Promise<void>;
 }
 
@@ -43,7 +48,7 @@ export function hostsFingerprint(paths: readonly string[]): string {
 }
 
 export function watchAddnHosts(paths: readonly string[], onChange: () => void, log: Logger, o: WatchHostsOptions): HostsWatcher {
-  if (paths.length === 0) return { close: async () => {} };
+  if (paths.length === 0) return { ready: Promise.resolve(), close: async () => {} };
   const debounceMs = o.debounceMs ?? 200;
   let timer: NodeJS.Timeout | undefined;
   let seen = hostsFingerprint(paths);
@@ -61,7 +66,17 @@ export function watchAddnHosts(paths: readonly string[], onChange: () => void, l
     log.debug({ event, path }, 'addn-hosts change');
     changed('watch');
   });
-  watcher.on('error', (e) => log.warn({ err: (e as Error).message, pollMs: o.pollMs }, 'cannot watch --addn-hosts files; edits are found by polling'));
+  let readyNow: () => void = () => {};
+  const ready = new Promise<void>((resolve) => {
+    const giveUp = setTimeout(resolve, 5000);
+    giveUp.unref();
+    readyNow = () => (clearTimeout(giveUp), resolve());
+  });
+  watcher.once('ready', () => readyNow());
+  watcher.on('error', (e) => {
+    readyNow();
+    log.warn({ err: (e as Error).message, pollMs: o.pollMs }, 'cannot watch --addn-hosts files; edits are found by polling');
+  });
   const poll =
     o.pollMs > 0
       ? setInterval(() => {
@@ -70,7 +85,9 @@ export function watchAddnHosts(paths: readonly string[], onChange: () => void, l
       : undefined;
   poll?.unref();
   return {
+    ready,
     close: async () => {
+      readyNow();
       if (timer) clearTimeout(timer);
       if (poll) clearInterval(poll);
       await watcher.close();

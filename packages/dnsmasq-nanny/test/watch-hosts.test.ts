@@ -52,7 +52,7 @@ test('an edit of an --addn-hosts file asks dnsmasq to re-read it, once per burst
   const c = calls();
   const w = watchAddnHosts([file], c.fn, log, { pollMs: 0, debounceMs: 100 });
   t.after(() => w.close());
-  await new Promise((r) => setTimeout(r, 300)); // chokidar's initial scan
+  await w.ready; // chokidar's initial scan: an edit during it raises no event
   const next = c.next(5000);
   await writeFile(file, '198.51.100.2 printer\n');
   await writeFile(file, '198.51.100.3 printer\n');
@@ -88,7 +88,7 @@ for (const what of ['directory (--hostsdir)', 'file through its symlink (--addn-
     const c = calls();
     const w = watchAddnHosts([what.startsWith('dir') ? volume : join(volume, 'hosts')], c.fn, log, { pollMs: 0, debounceMs: 50 });
     t.after(() => w.close());
-    await new Promise((r) => setTimeout(r, 300)); // chokidar's initial scan
+    await w.ready; // chokidar's initial scan: an edit during it raises no event
     for (let i = 2; i <= 6; i++) {
       const next = c.next(3000);
       await publish(`198.51.100.${i} printer\n`);
