@@ -91,8 +91,17 @@ export function drawSvg(all) {
   if (all.churn) y = drawChurn(all.churn, { text, rect, out, y, X0, W, BW });
   const lines = [...d.goals, ...(all.churn?.goals ?? [])].map((g) => `${g.met === null ? 'n/a' : g.met ? 'met' : 'NOT met'}: ${g.goal} (${g.detail})`);
   for (const l of lines) {
-    text(16, y, l, { size: 11, fill: l.startsWith('met') ? COLORS.ok : l.startsWith('n/a') ? '#4a5568' : COLORS.bad });
-    y += 15;
+    const fill = l.startsWith('met') ? COLORS.ok : l.startsWith('n/a') ? '#4a5568' : COLORS.bad;
+    // SVG text does not wrap: cut at a space before the right edge (11 px Helvetica is about 5.9 px
+    // a character, so 150 fit in the width), the rest indented on the lines below
+    let rest = l;
+    for (let first = true; rest; first = false) {
+      const room = first ? 150 : 146;
+      const cut = rest.length <= room ? rest.length : rest.lastIndexOf(' ', room) > 0 ? rest.lastIndexOf(' ', room) : room;
+      text(first ? 16 : 40, y, rest.slice(0, cut), { size: 11, fill });
+      rest = rest.slice(cut).trimStart();
+      y += 15;
+    }
   }
   y += 6;
   // the grid lines go under the bars: they were pushed last, so lift the bars by reordering
