@@ -2,6 +2,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { datas, rdataText } from '@kube-dns/dns-client';
+import { createLogger } from '@kube-dns/config';
 import { clusterIPService, endpointSlice, externalNameService, headlessService } from '@kube-dns/testkit';
 import { startCluster, waitSynced, type Cluster } from './integration-helpers.js';
 
@@ -122,4 +123,26 @@ test('HTTP: /readiness 200 once synced, /healthz, /cache lists the records, /met
   assert.match(m.body, /kubedns_dns_requests_total\{qtype="A",rcode="NOERROR",transport="udp"\} \d+/);
   assert.match(m.body, /skydns_skydns_dns_request_count_total\{system="auth"\} \d+/);
   assert.match(m.body, /kubedns_records\{kind="services"\} 6/);
+});
+
+test('a large headless service has its view built at the initial sync (logged), and answers from it', async (t) => {
+  const lines: string[] = [];
+  const big = await startCluster({
+    log: createLogger('kube-dns', 2, 'info', (l) => lines.push(l)),
+    seed: (api) => {
+      api.upsert('services', headlessService('db', 'pg', [{ name: 'pg', port: 5432 }]));
+      for (let i = 0; i < 6; i++) {
+        api.upsert('endpointslices', endpointSlice('db', 'pg', `pg-${i}`, 'IPv4', Array.from({ length: 100 }, (_, k) => ({ ip: `10.7.${i}.${k}` })), [{ name: 'pg', port: 5432 }]));
+      }
+      api.upsert('services', headlessService('db', 'few', [{ port: 80 }]));
+      api.upsert('endpointslices', endpointSlice('db', 'few', 'few-a', 'IPv4', [{ ip: '10.8.0.1' }], [{ port: 80 }]));
+    },
+  });
+  t.after(() => big.stop());
+  await waitSynced(big);
+  const built = lines.map((l) => JSON.parse(l) as { msg: string; views?: number; minEndpoints?: number }).find((l) => l.msg === 'built the views of the large headless services');
+  assert.equal(built?.views, 1, 'the 600-endpoint service only');
+  const a = await big.ask(`pg.db.svc.${Z}`, 'A', { transport: 'tcp' });
+  assert.ok(a.packet.answers!.length > 0 && datas(a.packet.answers).every((ip) => ip.startsWith('10.7.')));
+  assert.deepEqual(datas((await big.ask(`few.db.svc.${Z}`, 'A')).packet.answers), ['10.8.0.1']);
 });

@@ -81,3 +81,25 @@ test('a change of one slice of a large headless service updates the view: the ot
   const place = Array.from({ length: 50 }, (_, i) => `big-${i}`).sort().indexOf('big-7');
   assert.equal(after.endpoints[place * 100]!.ip, '10.9.9.9', 'in its slice\'s place (slices in name order)');
 });
+
+test('at the initial sync the views of large headless services are built, smaller ones and other kinds wait for their first query', () => {
+  const zone = new Zone();
+  const fill = (name: string, slices: number, per: number) => {
+    for (let i = 0; i < slices; i++) zone.setSlice(slice('db', `${name}-${i}`, name, Array.from({ length: per }, (_, k) => ep(`10.${slices}.${i}.${k}`, k % 3 ? '' : `${name}-${i}-${k}`)), [port('pg', 5432)]));
+  };
+  zone.setService(headless('db', 'big'));
+  fill('big', 6, 100);
+  zone.setService(headless('db', 'small'));
+  fill('small', 1, 50);
+  zone.setService({ ...headless('db', 'lb'), kind: 'ClusterIP', clusterIPs: ['10.96.0.9'] });
+  fill('lb', 7, 100);
+  assert.equal(zone.buildLargeHeadlessViews(ZN, 500), 1, 'the 600-endpoint headless service only');
+  assert.equal(zone.buildLargeHeadlessViews(ZN, 500), 0, 'kept: built once');
+  const big = zone.headless(zone.getService('db', 'big')!, ZN);
+  assert.equal(big.endpoints.length, 600);
+  // a slice change updates the view built at the sync: nothing left to build
+  zone.setSlice(slice('db', 'big-2', 'big', [ep('10.9.9.9', 'new')], [port('pg', 5432)]));
+  assert.equal(zone.buildLargeHeadlessViews(ZN, 500), 0);
+  assert.equal(zone.headless(zone.getService('db', 'big')!, ZN).endpoints.length, 501);
+  assert.equal(zone.buildLargeHeadlessViews(ZN, 10), 1, 'the small one was left for its first query');
+});

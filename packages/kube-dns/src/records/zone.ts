@@ -361,6 +361,29 @@ export class Zone implements ZoneWriter, ZoneReader {
   }
 
   /**
+   * Builds now the view of every headless service whose slices list at least `minEndpoints`
+   * addresses, instead of on its first query. Called once the initial sync is done, before a
+   * cluster name is answered: a whole build grows with the service (a median of 13 ms at 5,000
+   * endpoints, 78 at 20,000: the churn bench's reference), and slice changes then update the view
+   * (headless.ts). Smaller views stay lazy: their build is short, and a service nobody asks for
+   * holds none. Returns how many views it built.
+   */
+  buildLargeHeadlessViews(zone: string, minEndpoints: number): number {
+    let built = 0;
+    for (const [key, slices] of this.slicesByService) {
+      let listed = 0;
+      for (const s of slices.values()) listed += s.endpoints.length;
+      if (listed < minEndpoints) continue;
+      const slash = key.indexOf('/');
+      const e = this.getService(key.slice(0, slash), key.slice(slash + 1));
+      if (e?.info.kind !== 'Headless' || this.memo(e, zone).headless) continue;
+      this.headless(e, zone);
+      built++;
+    }
+    return built;
+  }
+
+  /**
    * Whether any EndpointSlice of the service lists an address that counts (ready, or the service
    * publishes not-ready addresses). For --ignore-empty-service; memoised like the headless view.
    */
