@@ -24,8 +24,14 @@ export interface HeadlessView {
   byIp: Map<string, HeadlessEndpoint>;
   /** Lower-case protocols of named ports ('tcp'), for `_<proto>.<svc>` existence. */
   namedProtocols: Set<string>;
-  /** Built the slow way (an address listed twice, mergedHeadlessView): not updated, rebuilt. */
+  /**
+   * Some address was listed twice, when it was built (mergedHeadlessView) or at a change since:
+   * its endpoints are made per address, not kept per slice, and a change updates it by merging
+   * the changed addresses' listings again (updateMergedView).
+   */
   merged?: true;
+  /** In a merged view, the addresses listed more than once: the others need no check for a repeat. */
+  twice?: Set<string>;
 }
 
 function samePort(a: PortInfo, b: PortInfo): boolean {
@@ -95,7 +101,7 @@ export function buildHeadlessView(svc: ServiceInfo, slices: Iterable<EndpointSli
  * from the slices' kept endpoints), 5,000 4.3 ms. Here the maps lose the old slice's endpoints
  * and gain the new one's, and the endpoints list is put together again from the slices' kept
  * lists: the time of the slice and of the number of slices. An address listed twice (before or
- * after) is left to a full build. The view before keeps its endpoints list (a zone transfer or a
+ * after) takes updateMergedView. The view before keeps its endpoints list (a zone transfer or a
  * /cache listing under way walks it) but shares its maps with the new one: only the new view is
  * to be asked.
  */
@@ -108,17 +114,21 @@ export function updateHeadlessView(
   serviceFqdn: string,
 ): HeadlessView {
   const ordered = [...slices].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  if (before.merged) return buildHeadlessView(svc, ordered, serviceFqdn);
   const pnr = svc.publishNotReadyAddresses;
   const removed = old ? endpointsOf(old, pnr, serviceFqdn) : [];
   const added = next ? endpointsOf(next, pnr, serviceFqdn) : [];
-  // every check before the first change to the shared maps: a full build leaves them alone
+  // every check before the first change to the shared maps
   const leaving = new Set<string>();
   for (const ep of removed) leaving.add(ep.ip);
+  let duplicate = before.merged === true;
   const arriving = new Set<string>();
   for (const ep of added) {
-    if (arriving.has(ep.ip) || (before.byIp.has(ep.ip) && !leaving.has(ep.ip))) return buildHeadlessView(svc, ordered, serviceFqdn);
+    if (arriving.has(ep.ip) || (before.byIp.has(ep.ip) && !leaving.has(ep.ip))) duplicate = true;
     arriving.add(ep.ip);
+  }
+  if (duplicate) {
+    for (const ip of arriving) leaving.add(ip);
+    return updateMergedView(before, svc, ordered, leaving, serviceFqdn);
   }
   const { byIp, byLabel } = before;
   for (const ep of removed) {
@@ -149,35 +159,112 @@ function addToView(view: HeadlessView, ep: HeadlessEndpoint): void {
   for (const p of ep.ports) if (p.name) view.namedProtocols.add(p.protocol.toLowerCase());
 }
 
-/** buildHeadlessView when an address is listed more than once: each address's listings merged (built from the slices alone, with nothing kept: also the reference of the tests). */
-export function mergedHeadlessView(svc: ServiceInfo, ordered: readonly EndpointSliceInfo[], serviceFqdn: string): HeadlessView {
-  const byIp = new Map<string, { ep: HeadlessEndpoint; hostname: string; podName: string; ports: PortInfo[] }>();
+interface Listing {
+  ep: HeadlessEndpoint;
+  hostname: string;
+  podName: string;
+  ports: PortInfo[];
+  /** How many times the address is listed (counted endpoints, all slices). */
+  count: number;
+}
+
+/**
+ * Each address's listings merged, in slice-name order: its first non-empty hostname, its first
+ * pod name, the union of its slices' ports; `only` keeps the addresses it holds and skips the
+ * rest. The endpoints are new objects, named but not yet in a view.
+ */
+function mergeListings(ordered: readonly EndpointSliceInfo[], publishNotReady: boolean, serviceFqdn: string, only?: ReadonlySet<string>): Map<string, Listing> {
+  const byIp = new Map<string, Listing>();
   for (const slice of ordered) {
     for (const e of slice.endpoints) {
-      if (!counted(e, svc.publishNotReadyAddresses)) continue;
+      if (!counted(e, publishNotReady)) continue;
       for (const ip of e.addresses) {
+        if (only && !only.has(ip)) continue;
         const fam = ipFamily(ip);
         if (fam === 0) continue;
         const seen = byIp.get(ip);
         if (seen) {
+          seen.count++;
           if (!seen.hostname && e.hostname) seen.hostname = e.hostname;
           if (!seen.podName && e.podName) seen.podName = e.podName;
           for (const p of slice.ports) if (!seen.ports.some((q) => samePort(p, q))) seen.ports.push(p);
           continue;
         }
         const ports = [...slice.ports];
-        byIp.set(ip, { hostname: e.hostname, podName: e.podName ?? '', ports, ep: { ip, v6: fam === 6, label: '', fqdn: '', ports } });
+        byIp.set(ip, { hostname: e.hostname, podName: e.podName ?? '', ports, count: 1, ep: { ip, v6: fam === 6, label: '', fqdn: '', ports } });
       }
     }
   }
-  const view: HeadlessView = { endpoints: [], byLabel: new Map(), byIp: new Map(), namedProtocols: new Set(), merged: true };
   for (const { ep, hostname, podName } of byIp.values()) {
     // a hostname wins; then the pod name (set only with --endpoint-pod-names); then the dashed IP
     ep.label = hostname || podName || dashedLabel(ep.ip);
     ep.fqdn = `${ep.label}.${serviceFqdn}`;
+  }
+  return byIp;
+}
+
+/** buildHeadlessView when an address is listed more than once: each address's listings merged (built from the slices alone, with nothing kept: also the reference of the tests). */
+export function mergedHeadlessView(svc: ServiceInfo, ordered: readonly EndpointSliceInfo[], serviceFqdn: string): HeadlessView {
+  const view: HeadlessView = { endpoints: [], byLabel: new Map(), byIp: new Map(), namedProtocols: new Set(), merged: true, twice: new Set() };
+  for (const { ep, count } of mergeListings(ordered, svc.publishNotReadyAddresses, serviceFqdn).values()) {
+    if (count > 1) view.twice!.add(ep.ip);
     view.endpoints.push(ep);
     view.byIp.set(ep.ip, ep);
     addToView(view, ep);
+  }
+  return view;
+}
+
+/**
+ * The view after a change of one slice when an address is listed twice, before or after it: the
+ * addresses the changed slice listed or lists (`changed`) are merged again from every slice, the
+ * others' endpoints stay (their listings did not change), and the endpoints list is put together
+ * again in first-listing order. Two passes over the slices' endpoints, making objects for the
+ * changed addresses only: a whole merged build made every endpoint again (20,000 endpoints, a
+ * median of 68 ms on kube-dns's heap). The view stays merged: its endpoints are no longer the
+ * slices' kept ones. Like updateHeadlessView, it shares the maps of the view before and leaves
+ * its endpoints list alone.
+ */
+function updateMergedView(before: HeadlessView, svc: ServiceInfo, ordered: readonly EndpointSliceInfo[], changed: ReadonlySet<string>, serviceFqdn: string): HeadlessView {
+  const pnr = svc.publishNotReadyAddresses;
+  const fresh = mergeListings(ordered, pnr, serviceFqdn, changed);
+  const { byIp, byLabel } = before;
+  for (const ip of changed) {
+    const gone = byIp.get(ip);
+    if (!gone) continue;
+    byIp.delete(ip);
+    const same = byLabel.get(gone.label)!;
+    if (same.length === 1) byLabel.delete(gone.label);
+    else byLabel.set(gone.label, same.filter((x) => x !== gone));
+  }
+  // the addresses listed more than once: the changed ones counted again, the others as before
+  // (a view that was not merged had none)
+  const twice = new Set(before.twice);
+  for (const ip of changed) twice.delete(ip);
+  for (const { ep, count } of fresh.values()) {
+    if (count > 1) twice.add(ep.ip);
+    byIp.set(ep.ip, ep);
+    const same = byLabel.get(ep.label);
+    if (same) same.push(ep);
+    else byLabel.set(ep.label, [ep]);
+  }
+  const view: HeadlessView = { endpoints: [], byLabel, byIp, namedProtocols: new Set(), merged: true, twice };
+  // only an address of `twice` can come again: the others take no set
+  const placed = new Set<string>();
+  for (const slice of ordered) {
+    for (const e of slice.endpoints) {
+      if (!counted(e, pnr)) continue;
+      for (const ip of e.addresses) {
+        const ep = byIp.get(ip);
+        if (!ep) continue;
+        if (twice.has(ip)) {
+          if (placed.has(ip)) continue;
+          placed.add(ip);
+        }
+        view.endpoints.push(ep);
+        for (const p of ep.ports) if (p.name) view.namedProtocols.add(p.protocol.toLowerCase());
+      }
+    }
   }
   return view;
 }
