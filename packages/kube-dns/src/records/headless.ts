@@ -203,68 +203,78 @@ function mergeListings(ordered: readonly EndpointSliceInfo[], publishNotReady: b
   return byIp;
 }
 
-/** buildHeadlessView when an address is listed more than once: each address's listings merged (built from the slices alone, with nothing kept: also the reference of the tests). */
+/** buildHeadlessView when an address is listed more than once: each address's listings merged. */
 export function mergedHeadlessView(svc: ServiceInfo, ordered: readonly EndpointSliceInfo[], serviceFqdn: string): HeadlessView {
-  const view: HeadlessView = { endpoints: [], byLabel: new Map(), byIp: new Map(), namedProtocols: new Set(), merged: true, twice: new Set() };
-  for (const { ep, count } of mergeListings(ordered, svc.publishNotReadyAddresses, serviceFqdn).values()) {
-    if (count > 1) view.twice!.add(ep.ip);
-    view.endpoints.push(ep);
-    view.byIp.set(ep.ip, ep);
-    addToView(view, ep);
-  }
-  return view;
+  const empty: HeadlessView = { endpoints: [], byLabel: new Map(), byIp: new Map(), namedProtocols: new Set() };
+  return updateMergedView(empty, svc, ordered, undefined, serviceFqdn);
 }
 
 /**
  * The view after a change of one slice when an address is listed twice, before or after it: the
- * addresses the changed slice listed or lists (`changed`) are merged again from every slice, the
- * others' endpoints stay (their listings did not change), and the endpoints list is put together
- * again in first-listing order. Two passes over the slices' endpoints, making objects for the
- * changed addresses only: a whole merged build made every endpoint again (20,000 endpoints, a
- * median of 68 ms on kube-dns's heap). The view stays merged: its endpoints are no longer the
- * slices' kept ones. Like updateHeadlessView, it shares the maps of the view before and leaves
- * its endpoints list alone.
+ * addresses the changed slice listed or lists (`changed`; undefined: every address, a whole
+ * build) are merged again from every slice, and the others keep their endpoints (their listings
+ * did not change). An address listed once is held by its slice's kept endpoint, as in a view
+ * without repeats; one listed more than once (`twice`) by an endpoint merged from its listings.
+ * So the list is put together again from the slices' kept endpoints, as updateHeadlessView does,
+ * with a set only for the repeated addresses: 20,000 endpoints, one of them listed twice, took a
+ * whole merged build per change before (a median of 68-78 ms on kube-dns's heap). Once no address
+ * is repeated the view is an ordinary one again. Like updateHeadlessView, it shares the maps of
+ * the view before and leaves its endpoints list alone.
  */
-function updateMergedView(before: HeadlessView, svc: ServiceInfo, ordered: readonly EndpointSliceInfo[], changed: ReadonlySet<string>, serviceFqdn: string): HeadlessView {
+function updateMergedView(
+  before: HeadlessView,
+  svc: ServiceInfo,
+  ordered: readonly EndpointSliceInfo[],
+  changed: ReadonlySet<string> | undefined,
+  serviceFqdn: string,
+): HeadlessView {
   const pnr = svc.publishNotReadyAddresses;
   const fresh = mergeListings(ordered, pnr, serviceFqdn, changed);
   const { byIp, byLabel } = before;
-  for (const ip of changed) {
+  const twice = new Set(before.twice);
+  const drop = (ip: string) => {
     const gone = byIp.get(ip);
-    if (!gone) continue;
+    if (!gone) return;
     byIp.delete(ip);
     const same = byLabel.get(gone.label)!;
     if (same.length === 1) byLabel.delete(gone.label);
     else byLabel.set(gone.label, same.filter((x) => x !== gone));
-  }
-  // the addresses listed more than once: the changed ones counted again, the others as before
-  // (a view that was not merged had none)
-  const twice = new Set(before.twice);
-  for (const ip of changed) twice.delete(ip);
-  for (const { ep, count } of fresh.values()) {
-    if (count > 1) twice.add(ep.ip);
+  };
+  const add = (ep: HeadlessEndpoint) => {
     byIp.set(ep.ip, ep);
     const same = byLabel.get(ep.label);
     if (same) same.push(ep);
     else byLabel.set(ep.label, [ep]);
+  };
+  for (const ip of changed ?? []) {
+    drop(ip);
+    twice.delete(ip);
   }
-  const view: HeadlessView = { endpoints: [], byLabel, byIp, namedProtocols: new Set(), merged: true, twice };
-  // only an address of `twice` can come again: the others take no set
+  for (const { ep, count } of fresh.values()) {
+    if (count < 2) continue;
+    twice.add(ep.ip);
+    add(ep);
+  }
+  const view: HeadlessView = { endpoints: [], byLabel, byIp, namedProtocols: new Set() };
   const placed = new Set<string>();
   for (const slice of ordered) {
-    for (const e of slice.endpoints) {
-      if (!counted(e, pnr)) continue;
-      for (const ip of e.addresses) {
-        const ep = byIp.get(ip);
-        if (!ep) continue;
-        if (twice.has(ip)) {
-          if (placed.has(ip)) continue;
-          placed.add(ip);
-        }
-        view.endpoints.push(ep);
-        for (const p of ep.ports) if (p.name) view.namedProtocols.add(p.protocol.toLowerCase());
+    const eps = endpointsOf(slice, pnr, serviceFqdn);
+    if (eps.length > 0) for (const p of slice.ports) if (p.name) view.namedProtocols.add(p.protocol.toLowerCase());
+    for (const ep of eps) {
+      if (twice.size > 0 && twice.has(ep.ip)) {
+        if (placed.has(ep.ip)) continue;
+        placed.add(ep.ip);
+        view.endpoints.push(byIp.get(ep.ip)!);
+        continue;
       }
+      // listed once: its slice's kept endpoint, the one the view holds from now on if it changed
+      if (!changed || changed.has(ep.ip)) add(ep);
+      view.endpoints.push(ep);
     }
+  }
+  if (twice.size > 0) {
+    view.merged = true;
+    view.twice = twice;
   }
   return view;
 }
