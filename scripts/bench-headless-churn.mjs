@@ -73,6 +73,9 @@ function slice(i, version) {
     hostname: (k + version) % 2 ? `pg-${i}-${k}` : '',
     ready: (k + version) % 7 !== 0,
   }));
+  // the duplicate row: slice 0 also lists the first address of slice 1 (Kubernetes allows an
+  // address in two slices for a while), so the view is merged per address from the start
+  if (listedTwice && i === 0) endpoints.push({ addresses: ['10.0.1.0'], hostname: '', ready: true });
   return { namespace: 'db', name: `big-${i}`, serviceName: 'big', addressType: 'IPv4', ports, endpoints };
 }
 
@@ -92,7 +95,11 @@ function step(f) {
 }
 const ms = (x) => +x.toFixed(3);
 
-async function measure(n) {
+/** Set while the duplicate row is measured (slice()). */
+let listedTwice = false;
+
+async function measure(n, duplicate = false) {
+  listedTwice = duplicate;
   const slices = Math.ceil(n / 100);
   // the zone as it is now: the view built once, then updated by each change
   const zone = new Zone();
@@ -163,6 +170,7 @@ async function measure(n) {
   const b = summary(rebuild);
   return {
     endpoints: n,
+    ...(duplicate && { duplicate: true }),
     slices,
     update: { ...u, overGoal: { steps: over.length, mostlyCpuWait: offCpu, own: over.length - offCpu, gcMs: ms(over.reduce((a, s) => a + gcIn(s), 0)) } },
     rebuild: b,
@@ -194,15 +202,16 @@ const out = {
   sizes: [],
 };
 say(`headless churn: one slice of 100 replaced and the view asked, ${changes} times per size, the zone alone (node ${process.version}, ${out.heap}); the reference rebuilds the view from every endpoint after the same change:`);
-for (const n of sizes) {
-  const s = await measure(n);
+// and the largest size again with an address listed in two slices (updateMergedView)
+for (const [n, duplicate] of [...sizes.map((n) => [n, false]), ...(recorded ? [[GOAL.endpoints, true]] : [])]) {
+  const s = await measure(n, duplicate);
   out.sizes.push(s);
   const f = (x) => `min ${x.minMs} / median ${x.medianMs} / max ${x.maxMs} ms`;
-  say(`  ${n.toLocaleString('en-US')} endpoints: update ${f(s.update)}; rebuild ${f(s.rebuild)}; update/rebuild ${s.ratio}x (medians)`);
+  say(`  ${n.toLocaleString('en-US')} endpoints${duplicate ? ', one address listed twice' : ''}: update ${f(s.update)}; rebuild ${f(s.rebuild)}; update/rebuild ${s.ratio}x (medians)`);
   say(`    the first query after the sync: ${s.firstQuery.lazyMs} ms with the view built then, ${s.firstQuery.builtAtSyncMs} ms with it built at the sync (kube-dns: 500 endpoints or more)`);
   say(`    largest update ${s.update.largest.wallMs} ms (${s.update.largest.cpuMs} ms CPU, ${s.update.largest.gcMs} ms collecting): ${s.update.maxMs < GOAL.ms ? 'under' : 'OVER'} the ${GOAL.ms} ms stall goal`);
 }
-const judged = out.sizes.find((s) => s.endpoints === GOAL.endpoints);
+const judged = out.sizes.find((s) => s.endpoints === GOAL.endpoints && !s.duplicate);
 out.goals = judged ? [goalOf(judged)] : [];
 if (judged) {
   say('goals:');

@@ -110,13 +110,13 @@ export function churnMarkdown(c) {
   const goal = c.goals[0];
   const verdict = (g) => (g.met === null ? 'n/a' : g.met ? 'met' : '**not met**');
   const { ms } = c.stallGoal;
-  const largest = (s) => (s.endpoints === goal?.endpoints ? `< ${ms} ms: ${verdict(goal)}` : s.update.maxMs < ms ? `under ${ms} ms` : `**over ${ms} ms**`);
+  const largest = (s) => (s.endpoints === goal?.endpoints && !s.duplicate ? `< ${ms} ms: ${verdict(goal)}` : s.update.maxMs < ms ? `under ${ms} ms` : `**over ${ms} ms**`);
   return [
     `Headless churn, \`${c.command}\` on ${c.date.slice(0, 16).replace('T', ' ')} UTC, code at ${c.code.commit}${c.code.dirty ? ' (with uncommitted changes)' : ''}: the zone alone, one EndpointSlice of ${c.sliceSize} endpoints replaced and the Service's view asked, ${c.changes} times per size; the reference is the same change followed by the view rebuilt from every endpoint, as before the update (node ${c.node}, ${c.heap}).`,
     '',
     '| headless Service | update: median / max | rebuild (reference): median / max | update / rebuild (medians) | largest update, stall goal | first query after the sync: view built then / at the sync |',
     '|---|---|---|---|---|---|',
-    ...c.sizes.map((s) => `| ${n(s.endpoints)} endpoints | ${s.update.medianMs} / ${s.update.maxMs} ms | ${s.rebuild.medianMs} / ${s.rebuild.maxMs} ms | ${s.ratio}x | ${largest(s)} | ${s.firstQuery ? `${s.firstQuery.lazyMs} / ${s.firstQuery.builtAtSyncMs} ms` : 'n/a'} |`),
+    ...c.sizes.map((s) => `| ${n(s.endpoints)} endpoints${s.duplicate ? ', one address listed twice' : ''} | ${s.update.medianMs} / ${s.update.maxMs} ms | ${s.rebuild.medianMs} / ${s.rebuild.maxMs} ms | ${s.ratio}x | ${largest(s)} | ${s.firstQuery ? `${s.firstQuery.lazyMs} / ${s.firstQuery.builtAtSyncMs} ms` : 'n/a'} |`),
   ].join('\n');
 }
 

@@ -123,12 +123,12 @@ function drawChurn(c, { text, rect, out, y, X0, W, BW: full }) {
   y += 8;
   const top = y;
   for (const s of c.sizes) {
-    text(16, y + 16, `${fmt(s.endpoints)} endpoints`, { bold: true });
+    text(16, y + 16, `${fmt(s.endpoints)} endpoints${s.duplicate ? ', listed twice' : ''}`, { bold: true });
     rect(X0, y + 2, lx(s.rebuild.medianMs), 12, COLORS.ref);
     text(X0 + lx(s.rebuild.medianMs) + 6, y + 12, `${s.rebuild.medianMs} ms (max ${s.rebuild.maxMs})`, { size: 11 });
     rect(X0, y + 16, lx(s.update.medianMs), 12, COLORS.kubedns);
     text(X0 + lx(s.update.medianMs) + 6, y + 26, `${s.update.medianMs} ms (max ${s.update.maxMs})`, { size: 11 });
-    const g = c.goals.find((x) => x.endpoints === s.endpoints);
+    const g = s.duplicate ? undefined : c.goals.find((x) => x.endpoints === s.endpoints);
     const verdict = g ? `, max < ${g.limit} ms ${g.met === null ? 'n/a' : g.met ? 'met' : 'not met'}` : '';
     text(W - 16, y + 20, `${s.ratio}x${verdict}`, { anchor: 'end', bold: true, fill: g ? (g.met === null ? '#4a5568' : g.met ? COLORS.ok : COLORS.bad) : '#1a202c' });
     y += 40;
