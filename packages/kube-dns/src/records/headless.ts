@@ -1,6 +1,7 @@
-// The records of a headless service, merged from all of its EndpointSlices. Pure; built lazily
-// by the zone and memoised until the service changes; a change of one slice updates a built view
-// in the time of that slice (updateHeadlessView), not of all the service's endpoints.
+// The records of a headless service, merged from all of its EndpointSlices. Pure; built by the
+// zone on first use (or at the initial sync for a large service: Zone.buildLargeHeadlessViews) and
+// memoised until the service changes; a change of one slice updates a built view in the time of
+// that slice (updateHeadlessView, updateMergedView), not of all the service's endpoints.
 import { dashedLabel, ipFamily } from './names.js';
 import type { EndpointInfo, EndpointSliceInfo, PortInfo, ServiceInfo } from './types.js';
 
@@ -255,26 +256,24 @@ function updateMergedView(
     twice.add(ep.ip);
     add(ep);
   }
-  const view: HeadlessView = { endpoints: [], byLabel, byIp, namedProtocols: new Set() };
+  const endpoints: HeadlessEndpoint[] = [];
+  const namedProtocols = new Set<string>();
   const placed = new Set<string>();
   for (const slice of ordered) {
     const eps = endpointsOf(slice, pnr, serviceFqdn);
-    if (eps.length > 0) for (const p of slice.ports) if (p.name) view.namedProtocols.add(p.protocol.toLowerCase());
+    if (eps.length > 0) for (const p of slice.ports) if (p.name) namedProtocols.add(p.protocol.toLowerCase());
     for (const ep of eps) {
       if (twice.size > 0 && twice.has(ep.ip)) {
         if (placed.has(ep.ip)) continue;
         placed.add(ep.ip);
-        view.endpoints.push(byIp.get(ep.ip)!);
+        endpoints.push(byIp.get(ep.ip)!);
         continue;
       }
       // listed once: its slice's kept endpoint, the one the view holds from now on if it changed
       if (!changed || changed.has(ep.ip)) add(ep);
-      view.endpoints.push(ep);
+      endpoints.push(ep);
     }
   }
-  if (twice.size > 0) {
-    view.merged = true;
-    view.twice = twice;
-  }
-  return view;
+  // every field in the literal, as the other views' (the resolver reads views of both kinds)
+  return twice.size > 0 ? { endpoints, byLabel, byIp, namedProtocols, merged: true, twice } : { endpoints, byLabel, byIp, namedProtocols };
 }
