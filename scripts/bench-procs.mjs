@@ -3,7 +3,7 @@
 // its figures parsed. Shared by scripts/bench.mjs, scripts/bench-tail.mjs and scripts/bench-reliability.mjs.
 import { execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { closeSync, createReadStream, openSync, unlinkSync } from 'node:fs';
+import { closeSync, createReadStream, openSync, readdirSync, readFileSync, unlinkSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { availableParallelism, constants as osConstants } from 'node:os';
 import { join } from 'node:path';
@@ -96,13 +96,34 @@ export function pinApart(pids) {
   return undo;
 }
 
+/** The pids of a process's children (/proc), [] once it is gone. */
+export function childPids(pid) {
+  const out = [];
+  let tasks = [];
+  try { tasks = readdirSync(`/proc/${pid}/task`); } catch { /* gone */ }
+  for (const task of tasks) {
+    let c = '';
+    try { c = readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8'); } catch { /* gone */ }
+    out.push(...c.split(/\s+/).filter(Boolean).map(Number));
+  }
+  return out;
+}
+
+/**
+ * SIGTERM to the process's group, SIGKILL after graceMs; then the groups of its children, which a
+ * child may have left (the nanny runs dnsmasq in a group of its own, and a nanny killed during
+ * its 5 s lameduck left dnsmasq running after the bench).
+ */
 export async function stop(p, graceMs = 2000) {
   if (!p || p.exitCode !== null || p.signalCode !== null) return;
+  const children = childPids(p.pid);
   const exited = new Promise((r) => p.once('exit', r));
   try { process.kill(-p.pid, 'SIGTERM'); } catch { /* already gone */ }
-  if (await Promise.race([exited.then(() => true), sleep(graceMs).then(() => false)])) return;
-  try { process.kill(-p.pid, 'SIGKILL'); } catch { /* already gone */ }
-  await exited;
+  if (!(await Promise.race([exited.then(() => true), sleep(graceMs).then(() => false)]))) {
+    try { process.kill(-p.pid, 'SIGKILL'); } catch { /* already gone */ }
+    await exited;
+  }
+  for (const pid of children) try { process.kill(-pid, 'SIGKILL'); } catch { /* gone, or not a group leader */ }
 }
 
 export function killAllNow() {
