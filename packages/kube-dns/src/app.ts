@@ -39,7 +39,7 @@ import { RCODE } from './server/wire.js';
 import { VERSION } from './version.js';
 import { DROP } from './server/reply-budget.js';
 
-/** Headless services listing this many addresses get their view built at the initial sync (Zone.buildLargeHeadlessViews). */
+/** Headless services listing this many addresses have their view kept built from the initial sync on (Zone.keepLargeHeadlessViews). */
 const LARGE_HEADLESS_VIEW = 500;
 
 export interface KubeDnsInstance {
@@ -361,7 +361,7 @@ export async function startKubeDns(o: KubeDnsOptions, x: StartExtras): Promise<K
     // before the first cluster query is answered (the listeners run in the tick that makes the
     // replica ready), so that none pays for a large headless service's whole view
     const t = Date.now();
-    const views = zone.buildLargeHeadlessViews(resolveOpts.zone, LARGE_HEADLESS_VIEW);
+    const views = zone.keepLargeHeadlessViews(resolveOpts.zone, LARGE_HEADLESS_VIEW);
     if (views > 0) log.info({ views, ms: Date.now() - t, minEndpoints: LARGE_HEADLESS_VIEW }, 'built the views of the large headless services');
     log.info({ ms: Date.now() - syncStarted, ...zone.stats() }, 'initial sync with the API server done: ready');
   });

@@ -69,14 +69,24 @@ const sliceArb = fc.record({
 const opArb = fc.oneof(
   { weight: 6, arbitrary: sliceArb.map((s) => ({ op: 'set' as const, s })) },
   { weight: 2, arbitrary: fc.constantFrom('s-a', 's-b', 's-c', 's-d').map((name) => ({ op: 'delete' as const, name })) },
-  { weight: 1, arbitrary: fc.boolean().map((pnr) => ({ op: 'service' as const, pnr })) },
+  // the Service object changes: publishNotReadyAddresses (what counts), its own ports (nothing the view holds)
+  { weight: 1, arbitrary: fc.record({ pnr: fc.boolean(), ports: fc.constantFrom(...PORTS) }).map((o) => ({ op: 'service' as const, ...o })) },
   { weight: 3, arbitrary: fc.constant({ op: 'ask' as const }) },
 );
 
-test('a view updated slice by slice is the view built from scratch, whatever the changes (addresses listed twice, not-ready ones, hostnames shared, slices deleted)', () => {
+/** The PTR targets of every address the slices list, from the rules: a counted address names its endpoint, once. */
+function referencePtrs(svc: ServiceInfo, slices: Iterable<EndpointSliceInfo>): string[][] {
+  const view = reference(svc, slices) as { endpoints: [string, boolean, string, string][] };
+  const named = new Map(view.endpoints.map(([ip, , , fqdn]) => [ip, fqdn]));
+  return [...V4, ...V6].map((ip) => (named.has(ip) ? [named.get(ip)!] : []));
+}
+
+test('a view updated slice by slice is the view built from scratch, whatever the changes (addresses listed twice, not-ready ones, hostnames shared, slices deleted, the Service changed)', () => {
   fc.assert(
-    fc.property(fc.array(opArb, { minLength: 1, maxLength: 40 }), (ops) => {
+    // keep: views kept built from that many listed addresses on (keepLargeHeadlessViews), as after the sync
+    fc.property(fc.array(opArb, { minLength: 1, maxLength: 40 }), fc.option(fc.integer({ min: 0, max: 8 })), (ops, keep) => {
       const zone = new Zone();
+      if (keep !== null) zone.keepLargeHeadlessViews(ZN, keep);
       let svc = headless('default', 'h');
       zone.setService(svc);
       const slices = new Map<string, EndpointSliceInfo>();
@@ -88,9 +98,10 @@ test('a view updated slice by slice is the view built from scratch, whatever the
           zone.deleteSlice('default', o.name);
           slices.delete(o.name);
         } else if (o.op === 'service') {
-          svc = headless('default', 'h', o.pnr);
+          svc = { ...headless('default', 'h', o.pnr), ports: o.ports };
           zone.setService(svc);
         }
+        assert.deepEqual([...V4, ...V6].map((ip) => zone.ptrTargets(ip, ZN)), referencePtrs(svc, slices.values()), 'PTR: one target per counted address');
         // the zone's view (updated when it was built before the change, else built now) against one made from scratch
         const got = zone.headless(zone.getService('default', 'h')!, ZN);
         if (o.op === 'ask' || ops.indexOf(o) % 2 === 0) {
@@ -124,19 +135,75 @@ test('at the initial sync the views of large headless services are built, smalle
   const fill = (name: string, slices: number, per: number) => {
     for (let i = 0; i < slices; i++) zone.setSlice(slice('db', `${name}-${i}`, name, Array.from({ length: per }, (_, k) => ep(`10.${slices}.${i}.${k}`, k % 3 ? '' : `${name}-${i}-${k}`)), [port('pg', 5432)]));
   };
+  const built = (name: string) => zone.getService('db', name)!.memo?.headless !== undefined;
   zone.setService(headless('db', 'big'));
   fill('big', 6, 100);
   zone.setService(headless('db', 'small'));
   fill('small', 1, 50);
   zone.setService({ ...headless('db', 'lb'), kind: 'ClusterIP', clusterIPs: ['10.96.0.9'] });
   fill('lb', 7, 100);
-  assert.equal(zone.buildLargeHeadlessViews(ZN, 500), 1, 'the 600-endpoint headless service only');
-  assert.equal(zone.buildLargeHeadlessViews(ZN, 500), 0, 'kept: built once');
+  assert.ok(!built('big'), 'during the initial list nothing is built');
+  assert.equal(zone.keepLargeHeadlessViews(ZN, 500), 1, 'the 600-endpoint headless service only');
+  assert.ok(built('big') && !built('small'));
+  assert.equal(zone.keepLargeHeadlessViews(ZN, 500), 0, 'kept: built once');
   const big = zone.headless(zone.getService('db', 'big')!, ZN);
   assert.equal(big.endpoints.length, 600);
   // a slice change updates the view built at the sync: nothing left to build
   zone.setSlice(slice('db', 'big-2', 'big', [ep('10.9.9.9', 'new')], [port('pg', 5432)]));
-  assert.equal(zone.buildLargeHeadlessViews(ZN, 500), 0);
+  assert.ok(built('big'));
+  assert.equal(zone.keepLargeHeadlessViews(ZN, 500), 0);
   assert.equal(zone.headless(zone.getService('db', 'big')!, ZN).endpoints.length, 501);
-  assert.equal(zone.buildLargeHeadlessViews(ZN, 10), 1, 'the small one was left for its first query');
+  assert.equal(zone.keepLargeHeadlessViews(ZN, 10), 1, 'the small one was left for its first query');
+});
+
+test('after the sync, a headless service growing to the large size has its view built by the change that gets it there, then updated', () => {
+  const zone = new Zone();
+  zone.keepLargeHeadlessViews(ZN, 500);
+  zone.setService(headless('db', 'grow'));
+  const e = () => zone.getService('db', 'grow')!;
+  const growSlice = (i: number) => slice('db', `grow-${i}`, 'grow', Array.from({ length: 100 }, (_, k) => ep(`10.7.${i}.${k}`)), [port('pg', 5432)]);
+  const add = (i: number) => zone.setSlice(growSlice(i));
+  for (let i = 0; i < 4; i++) add(i);
+  assert.equal(e().memo?.headless, undefined, '400 addresses: left for the first query');
+  add(4);
+  const at500 = e().memo?.headless;
+  assert.equal(at500?.endpoints.length, 500, 'built by the fifth slice');
+  add(5);
+  const at600 = e().memo!.headless!;
+  assert.equal(at600.endpoints.length, 600);
+  assert.equal(at600.byIp, at500!.byIp, 'the sixth slice updated it: no second build');
+  const sorted = [0, 1, 2, 3, 4, 5].map(growSlice).sort((x, y) => (x.name < y.name ? -1 : 1));
+  assert.deepEqual(canon(zone.headless(e(), ZN)), canon(mergedHeadlessView(e().info, sorted, 'grow.db.svc.cluster.local')));
+  // slices that arrived before their Service: the Service builds it when it comes
+  for (let i = 0; i < 6; i++) zone.setSlice(slice('db', `late-${i}`, 'late', [...Array(100).keys()].map((k) => ep(`10.8.${i}.${k}`)), []));
+  zone.setService(headless('db', 'late'));
+  assert.equal(zone.getService('db', 'late')!.memo?.headless?.endpoints.length, 600);
+});
+
+test('a change of a large headless Service\'s ports keeps its view and its PTR records; publishNotReadyAddresses rebuilds them', () => {
+  const zone = new Zone();
+  zone.setService(headless('db', 'big'));
+  for (let i = 0; i < 10; i++) zone.setSlice(slice('db', `big-${i}`, 'big', Array.from({ length: 100 }, (_, k) => ep(`10.1.${i}.${k}`, '', k !== 0)), [port('pg', 5432)]));
+  zone.keepLargeHeadlessViews(ZN, 500);
+  const e = () => zone.getService('db', 'big')!;
+  const before = zone.headless(e(), ZN);
+  zone.setService({ ...headless('db', 'big'), ports: [port('pg', 5433)] });
+  assert.equal(zone.headless(e(), ZN), before, 'the same view: no build');
+  assert.deepEqual(zone.ptrTargets('10.1.3.7', ZN), ['10-1-3-7.big.db.svc.cluster.local']);
+  // a slice indexed after the change lists an address also listed before it: still one PTR
+  zone.setSlice(slice('db', 'big-extra', 'big', [ep('10.1.3.7')], [port('pg', 5432)]));
+  assert.deepEqual(zone.ptrTargets('10.1.3.7', ZN), ['10-1-3-7.big.db.svc.cluster.local']);
+  // entries indexed before the change go with their slice
+  zone.deleteSlice('db', 'big-4');
+  assert.deepEqual(zone.ptrTargets('10.1.4.7', ZN), []);
+  assert.equal(zone.stats().reverseIps, 900);
+  zone.deleteSlice('db', 'big-extra');
+  assert.deepEqual(zone.ptrTargets('10.1.3.7', ZN), ['10-1-3-7.big.db.svc.cluster.local']);
+  // not-ready addresses count from now on: a new view
+  assert.deepEqual(zone.ptrTargets('10.1.3.0', ZN), []);
+  zone.setService({ ...headless('db', 'big', true), ports: [port('pg', 5433)] });
+  assert.equal(e().memo?.headless?.endpoints.length, 900, 'built again at the change (a large service)');
+  assert.deepEqual(zone.ptrTargets('10.1.3.0', ZN), ['10-1-3-0.big.db.svc.cluster.local']);
+  zone.deleteService('db', 'big');
+  assert.equal(zone.stats().reverseIps, 0, 'every entry went with the Service, whichever info owned it');
 });

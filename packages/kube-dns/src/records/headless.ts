@@ -1,7 +1,8 @@
 // The records of a headless service, merged from all of its EndpointSlices. Pure; built by the
-// zone on first use (or at the initial sync for a large service: Zone.buildLargeHeadlessViews) and
-// memoised until the service changes; a change of one slice updates a built view in the time of
-// that slice (updateHeadlessView, updateMergedView), not of all the service's endpoints.
+// zone on first use (or, for a large service, at the initial sync and at the change that makes it
+// large: Zone.keepLargeHeadlessViews) and memoised until the service changes what it counts; a
+// change of one slice updates a built view in the time of that slice (updateHeadlessView,
+// updateMergedView), not of all the service's endpoints.
 import { dashedLabel, ipFamily } from './names.js';
 import type { EndpointInfo, EndpointSliceInfo, PortInfo, ServiceInfo } from './types.js';
 

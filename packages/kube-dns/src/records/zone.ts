@@ -3,8 +3,10 @@
 //
 // Memory: only the compact *Info objects are kept (given by the caller, never mutated afterwards:
 // callers must not mutate them either). Per-service derived data (FQDN, the merged headless view)
-// is built on first use and dropped on the next change of that service or its slices, so a large
-// initial list costs no per-update rebuilds and a query costs no rebuilds.
+// is built on first use and dropped on the next change of that service, so a large initial list
+// costs no per-update rebuilds; a built headless view is updated by its slices' changes and kept
+// across a Service change that counts the same endpoints, and after the sync a large one is kept
+// built (keepLargeHeadlessViews), so a query costs no rebuilds.
 import { DepGenerations } from './generations.js';
 import { buildHeadlessView, updateHeadlessView, type HeadlessView } from './headless.js';
 import { samePodIps, sameService, sameSlice } from './equal.js';
@@ -97,8 +99,8 @@ export class Zone implements ZoneWriter, ZoneReader {
   private readonly slicesByService = new Map<string, Map<string, EndpointSliceInfo>>();
   /** '<ns>/<slice>' → service name, to find a slice again on delete or relabel. */
   private readonly sliceOwner = new Map<string, string>();
-  /** IP → the services that may name it; an owner is the service's current ServiceInfo (indexReverse). */
-  private readonly reverse = new ReverseIndex<ServiceInfo>();
+  /** IP → the services that may name it; an owner is a ServiceInfo of the service (indexReverse). */
+  private readonly reverse = new ReverseIndex<ServiceInfo>(sameOwner);
   /**
    * namespace → pod name → its IPs (none once finished). By namespace, then name: the name is the
    * string the reflector keeps anyway, where a joined '<ns>/<name>' key was one more per pod.
@@ -117,6 +119,8 @@ export class Zone implements ZoneWriter, ZoneReader {
   private readonly kinds: Record<ServiceKind, number> = { ClusterIP: 0, Headless: 0, ExternalName: 0 };
   private serviceCount = 0;
   private endpointCount = 0;
+  /** Set by keepLargeHeadlessViews: the zone name, and the size from which a headless view is kept built. */
+  private largeViews: { zone: string; minEndpoints: number } | undefined;
   /** Which services and namespaces may exist, read from a question's bytes (resolve/absent.ts). */
   readonly presence = new PresenceIndex(
     () => this.serviceKeys(),
@@ -166,10 +170,18 @@ export class Zone implements ZoneWriter, ZoneReader {
     const old = this.getService(s.namespace, s.name);
     if (old && sameService(old.info, s)) return;
     const key = joinKey(s.namespace, s.name);
-    this.indexReverse(key, old?.info, -1); // before the entry changes: owners are the info indexed with
+    // A headless service that stays headless lists the same addresses: its reverse entries stay,
+    // owned by the info they were indexed with (sameOwner), and its built view stays when it
+    // counts the same endpoints. A change of ports or labels of a Service of 20,000 endpoints
+    // re-indexed every address (6-13 ms) and dropped the view for the next query to rebuild
+    // (11-21 ms): now it costs the time of the Service object.
+    const staysHeadless = old?.info.kind === 'Headless' && s.kind === 'Headless';
+    const view = staysHeadless && old.info.publishNotReadyAddresses === s.publishNotReadyAddresses ? old.memo : undefined;
+    if (!staysHeadless) this.indexReverse(key, old?.info, -1); // before the entry changes
     let ns = this.services.get(s.namespace);
     if (!ns) this.services.set(s.namespace, (ns = new Map()));
-    ns.set(s.name, { info: s, memo: undefined, gen: 0 }); // gen: stamped by touch() below
+    const entry: ServiceEntry = { info: s, memo: undefined, gen: 0 }; // gen: stamped by touch() below
+    ns.set(s.name, entry);
     if (old) old.gen = STALE;
     const names = this.namespacesByName;
     const byName = names?.get(s.name);
@@ -185,8 +197,10 @@ export class Zone implements ZoneWriter, ZoneReader {
       this.presence.add(s.namespace, s.name);
     }
     this.kinds[s.kind]++;
-    this.indexReverse(key, s, +1);
+    if (!staysHeadless) this.indexReverse(key, s, +1);
     this.touch(s.namespace, s.name);
+    if (view?.headless) this.memo(entry, view.zone).headless = view.headless;
+    else if (s.kind === 'Headless') this.buildIfLarge(entry);
   }
 
   deleteService(namespace: string, name: string): void {
@@ -239,6 +253,7 @@ export class Zone implements ZoneWriter, ZoneReader {
     if (owner) this.indexSlice(owner, s, +1);
     this.touch(s.namespace, s.serviceName, this.sliceChanged(before, s.namespace, s.serviceName));
     this.updateView(entry, built, group, old, s);
+    if (owner && !built?.headless) this.buildIfLarge(entry!);
   }
 
   /** A headless service's view built before a change of one of its slices: updated (headless.ts), not dropped. */
@@ -361,26 +376,33 @@ export class Zone implements ZoneWriter, ZoneReader {
   }
 
   /**
-   * Builds now the view of every headless service whose slices list at least `minEndpoints`
-   * addresses, instead of on its first query. Called once the initial sync is done, before a
-   * cluster name is answered: a whole build grows with the service (a median of 13 ms at 5,000
-   * endpoints, 78 at 20,000: the churn bench's reference), and slice changes then update the view
-   * (headless.ts). Smaller views stay lazy: their build is short, and a service nobody asks for
-   * holds none. Returns how many views it built.
+   * Keeps built the view of every headless service whose slices list at least `minEndpoints`
+   * addresses, instead of building it on its first query: builds those of now, and from now on
+   * the change that brings a service to that size builds its view (about that many endpoints'
+   * work), which later changes update (headless.ts). Called once the initial sync is done,
+   * before a cluster name is answered: a whole build grows with the service (a median of 13 ms at
+   * 5,000 endpoints, 78 at 20,000: the churn bench's reference), and a large service created later
+   * would have had its whole view built by its first query. Smaller views stay lazy: their build
+   * is short, and a service nobody asks for holds none. Returns how many views it built now.
    */
-  buildLargeHeadlessViews(zone: string, minEndpoints: number): number {
+  keepLargeHeadlessViews(zone: string, minEndpoints: number): number {
+    this.largeViews = { zone, minEndpoints };
     let built = 0;
-    for (const [key, slices] of this.slicesByService) {
-      let listed = 0;
-      for (const s of slices.values()) listed += s.endpoints.length;
-      if (listed < minEndpoints) continue;
-      const slash = key.indexOf('/');
-      const e = this.getService(key.slice(0, slash), key.slice(slash + 1));
-      if (e?.info.kind !== 'Headless' || this.memo(e, zone).headless) continue;
-      this.headless(e, zone);
-      built++;
+    for (const ns of this.services.values()) {
+      for (const e of ns.values()) if (e.info.kind === 'Headless' && !e.memo?.headless && this.buildIfLarge(e)) built++;
     }
     return built;
+  }
+
+  /** After keepLargeHeadlessViews: builds the view of a headless service whose slices list enough addresses. */
+  private buildIfLarge(e: ServiceEntry): boolean {
+    const large = this.largeViews;
+    if (!large) return false;
+    let listed = 0;
+    for (const s of this.slicesByService.get(`${e.info.namespace}/${e.info.name}`)?.values() ?? []) listed += s.endpoints.length;
+    if (listed < large.minEndpoints) return false;
+    this.headless(e, large.zone);
+    return true;
   }
 
   /**
@@ -502,8 +524,9 @@ export class Zone implements ZoneWriter, ZoneReader {
 
   /**
    * Adds (+1) or removes (-1) the reverse candidates a service contributes in its given state,
-   * owned by that state's info: every entry of a service names its current info, so a change
-   * removes with the old info before adding with the new one. `key`: '<ns>/<name>', its slices.
+   * owned by that state's info: a change of kind removes with the old info before adding with
+   * the new one; a headless service's entries outlive a change of its Service object (setService)
+   * and are removed by sameOwner. `key`: '<ns>/<name>', its slices.
    */
   private indexReverse(key: string, info: ServiceInfo | undefined, sign: 1 | -1): void {
     if (!info) return;
@@ -555,6 +578,11 @@ export class Zone implements ZoneWriter, ZoneReader {
 }
 
 const NO_IPS: string[] = [];
+
+/** Two owners of reverse entries stand for the same service: infos of one namespace and name. */
+function sameOwner(a: ServiceInfo, b: ServiceInfo): boolean {
+  return a === b || (a.name === b.name && a.namespace === b.namespace);
+}
 
 function countAddresses(s: EndpointSliceInfo): number {
   let n = 0;
