@@ -8,7 +8,10 @@
 // with it: the same change on a second zone, followed by the view built from every endpoint, as
 // the zone did before a change updated the view ("rebuild"). Prints min / median / max in ms per
 // size and the goal of issue #10 (no event-loop stall over 5 ms) for the largest update at 20,000
-// endpoints. Run by `npm run bench` after the DNS lines; needs a build (npx tsc -b).
+// endpoints. Then, per size, the same Service created after kube-dns's sync, its slices arriving one
+// at a time (each arrival a step, then the first query; the reference: the first query building
+// the whole view), the Service arriving after its slices, and a change of the Service's ports
+// followed by the query. Run by `npm run bench` after the DNS lines; needs a build (npx tsc -b).
 //   node scripts/bench-headless-churn.mjs [--quick] [--endpoints N] [--changes N]
 // Results: printed; with the default sizes and changes also written to bench/results/latest.json
 // (section "churn"; bench/results/quick/ with --quick) and drawn in latest.svg when the file has a
@@ -94,6 +97,8 @@ function step(f) {
   return { from: t, wallMs: end - t, cpuMs: (used.user + used.system) / 1000 };
 }
 const ms = (x) => +x.toFixed(3);
+/** The collections' time within a step, ms. */
+const gcIn = (s) => gcs.reduce((a, [b, e]) => a + Math.max(0, Math.min(e, s.from + s.wallMs) - Math.max(b, s.from)), 0);
 
 /** Set while the duplicate row is measured (slice()). */
 let listedTwice = false;
@@ -119,13 +124,20 @@ async function measure(n, duplicate = false) {
   const entry = () => zone.getService('db', 'big');
   // The first query after kube-dns's initial sync: on a zone left as the sync leaves it (the view
   // built when first asked, as for a small service), and on one whose large views were built
-  // when the sync completed (Zone.buildLargeHeadlessViews, as app.ts does). One sample each.
+  // when the sync completed (Zone.keepLargeHeadlessViews, as app.ts does). One sample each.
   const lazy = step(() => zone.headless(entry(), ZONE));
   const synced = new Zone();
   synced.setService(service);
   for (let i = 0; i < slices; i++) synced.setSlice(slice(i, 0));
-  synced.buildLargeHeadlessViews(ZONE, 500);
+  synced.keepLargeHeadlessViews(ZONE, 500);
   const prebuilt = step(() => synced.headless(synced.getService('db', 'big'), ZONE));
+  const created = await createdAfterSync(slices);
+  // A change of the Service object (its ports), then the query, on the zone whose view is kept:
+  // the view and the reverse entries stay. Five times, the largest.
+  const portsChange = Math.max(...[1, 2, 3, 4, 5].map((k) => step(() => {
+    synced.setService({ ...service, ports: [{ name: 'pg', port: 5432 + k, protocol: 'TCP' }] });
+    synced.headless(synced.getService('db', 'big'), ZONE);
+  }).wallMs));
   // The changes, made ahead (each zone its own objects: a slice keeps what the view made of it).
   // Each slice's versions count up from 1.
   const versions = new Array(slices).fill(0);
@@ -155,7 +167,6 @@ async function measure(n, duplicate = false) {
   }));
   if (view.endpoints.length !== refView.endpoints.length) throw new Error(`${n} endpoints: the update ends with ${view.endpoints.length} endpoints, the rebuild with ${refView.endpoints.length}`);
   await new Promise((r) => setTimeout(r, 20)); // the collections' entries are delivered on a later turn
-  const gcIn = (s) => gcs.reduce((a, [b, e]) => a + Math.max(0, Math.min(e, s.from + s.wallMs) - Math.max(b, s.from)), 0);
   const summary = (steps) => {
     const w = steps.map((s) => s.wallMs).sort((a, b) => a - b);
     const largest = steps.reduce((a, s) => (s.wallMs > a.wallMs ? s : a));
@@ -175,7 +186,52 @@ async function measure(n, duplicate = false) {
     update: { ...u, overGoal: { steps: over.length, mostlyCpuWait: offCpu, own: over.length - offCpu, gcMs: ms(over.reduce((a, s) => a + gcIn(s), 0)) } },
     rebuild: b,
     firstQuery: { lazyMs: ms(lazy.wallMs), builtAtSyncMs: ms(prebuilt.wallMs) },
+    created,
+    serviceChange: { maxMs: ms(portsChange) },
     ratio: +(u.medianMs / b.medianMs).toPrecision(2),
+  };
+}
+
+/**
+ * A Service created after the sync, its slices arriving one by one: on a zone that keeps large
+ * views (keepLargeHeadlessViews, as after kube-dns's sync) each arrival is a step, the arrival
+ * that brings it to 500 endpoints builds the view and the later ones update it; then the first
+ * query. The reference: the same arrivals on a zone that builds views when first asked (as
+ * before 2026-11-28), its first query building the whole view.
+ */
+async function createdAfterSync(slices) {
+  const lazy = new Zone();
+  lazy.setService(service);
+  for (let i = 0; i < slices; i++) lazy.setSlice(slice(i, 0));
+  const lazyFirstQuery = step(() => lazy.headless(lazy.getService('db', 'big'), ZONE)).wallMs;
+  // the Service after its slices (the two watches are separate streams): its arrival builds the
+  // whole view, as the reference's first query does
+  const late = new Zone();
+  late.keepLargeHeadlessViews(ZONE, 500);
+  for (let i = 0; i < slices; i++) late.setSlice(slice(i, 0));
+  const serviceLast = step(() => late.setService(service)).wallMs;
+  // the order they mostly come in: the Service, then its slices
+  const grown = new Zone();
+  grown.keepLargeHeadlessViews(ZONE, 500);
+  grown.setService(service);
+  const made = Array.from({ length: slices }, (_, i) => slice(i, 0));
+  globalThis.gc();
+  await new Promise((r) => setImmediate(r));
+  const steps = made.map((s) => step(() => grown.setSlice(s)));
+  const grownQuery = step(() => grown.headless(grown.getService('db', 'big'), ZONE)).wallMs;
+  await new Promise((r) => setTimeout(r, 20)); // the collections' entries come on a later turn
+  const largest = steps.reduce((a, x) => (x.wallMs > a.wallMs ? x : a));
+  const growing = steps.map((x) => x.wallMs).sort((a, b) => a - b);
+  return {
+    sliceArrival: {
+      medianMs: ms(growing[Math.floor(growing.length / 2)]),
+      maxMs: ms(largest.wallMs),
+      largest: { at: steps.indexOf(largest) + 1, cpuMs: ms(largest.cpuMs), gcMs: ms(gcIn(largest)) },
+      totalMs: ms(growing.reduce((a, b) => a + b, 0)),
+    },
+    firstQueryMs: ms(grownQuery),
+    referenceFirstQueryMs: ms(lazyFirstQuery),
+    serviceAfterSlicesMs: ms(serviceLast),
   };
 }
 
@@ -209,6 +265,9 @@ for (const [n, duplicate] of [...sizes.map((n) => [n, false]), ...(recorded ? [[
   const f = (x) => `min ${x.minMs} / median ${x.medianMs} / max ${x.maxMs} ms`;
   say(`  ${n.toLocaleString('en-US')} endpoints${duplicate ? ', one address listed twice' : ''}: update ${f(s.update)}; rebuild ${f(s.rebuild)}; update/rebuild ${s.ratio}x (medians)`);
   say(`    the first query after the sync: ${s.firstQuery.lazyMs} ms with the view built then, ${s.firstQuery.builtAtSyncMs} ms with it built at the sync (kube-dns: 500 endpoints or more)`);
+  const c = s.created;
+  say(`    created after the sync, a slice at a time: each arrival median ${c.sliceArrival.medianMs} / max ${c.sliceArrival.maxMs} ms (slice ${c.sliceArrival.largest.at}: ${c.sliceArrival.largest.cpuMs} ms CPU, ${c.sliceArrival.largest.gcMs} ms collecting; ${c.sliceArrival.totalMs} ms in all), then the first query ${c.firstQueryMs} ms; the reference's first query (the view built then) ${c.referenceFirstQueryMs} ms; the Service arriving after its slices ${c.serviceAfterSlicesMs} ms`);
+  say(`    a change of the Service's ports, then the query: max of 5 ${s.serviceChange.maxMs} ms`);
   say(`    largest update ${s.update.largest.wallMs} ms (${s.update.largest.cpuMs} ms CPU, ${s.update.largest.gcMs} ms collecting): ${s.update.maxMs < GOAL.ms ? 'under' : 'OVER'} the ${GOAL.ms} ms stall goal`);
 }
 const judged = out.sizes.find((s) => s.endpoints === GOAL.endpoints && !s.duplicate);

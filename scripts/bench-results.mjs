@@ -117,6 +117,16 @@ export function churnMarkdown(c) {
     '| headless Service | update: median / max | rebuild (reference): median / max | update / rebuild (medians) | largest update, stall goal | first query after the sync: view built then / at the sync |',
     '|---|---|---|---|---|---|',
     ...c.sizes.map((s) => `| ${n(s.endpoints)} endpoints${s.duplicate ? ', one address listed twice' : ''} | ${s.update.medianMs} / ${s.update.maxMs} ms | ${s.rebuild.medianMs} / ${s.rebuild.maxMs} ms | ${s.ratio}x | ${largest(s)} | ${s.firstQuery ? `${s.firstQuery.lazyMs} / ${s.firstQuery.builtAtSyncMs} ms` : 'n/a'} |`),
+    ...(c.sizes.some((s) => s.created)
+      ? [
+          '',
+          'The same Service created after the sync, its slices arriving one at a time (the arrival that brings it to 500 endpoints builds its view, the later ones update it); the reference is the first query building the whole view, as a zone does for a view nobody asked for before:',
+          '',
+          '| headless Service | each slice\'s arrival: median / max | then the first query | reference: the first query building the view | the Service arriving after its slices (builds the view) | the Service\'s ports changed, then the query: max of 5 |',
+          '|---|---|---|---|---|---|',
+          ...c.sizes.filter((s) => s.created).map((s) => `| ${n(s.endpoints)} endpoints${s.duplicate ? ', one address listed twice' : ''} | ${s.created.sliceArrival.medianMs} / ${s.created.sliceArrival.maxMs} ms | ${s.created.firstQueryMs} ms | ${s.created.referenceFirstQueryMs} ms | ${s.created.serviceAfterSlicesMs} ms | ${s.serviceChange.maxMs} ms |`),
+        ]
+      : []),
   ].join('\n');
 }
 
