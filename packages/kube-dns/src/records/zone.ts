@@ -200,7 +200,6 @@ export class Zone implements ZoneWriter, ZoneReader {
     if (!staysHeadless) this.indexReverse(key, s, +1);
     this.touch(s.namespace, s.name);
     if (view?.headless) this.memo(entry, view.zone).headless = view.headless;
-    else if (s.kind === 'Headless') this.buildIfLarge(entry);
   }
 
   deleteService(namespace: string, name: string): void {
@@ -253,7 +252,7 @@ export class Zone implements ZoneWriter, ZoneReader {
     if (owner) this.indexSlice(owner, s, +1);
     this.touch(s.namespace, s.serviceName, this.sliceChanged(before, s.namespace, s.serviceName));
     this.updateView(entry, built, group, old, s);
-    if (owner && !built?.headless) this.buildIfLarge(entry!);
+    if (owner && !built?.headless) this.buildIfLarge(entry!, s.endpoints.length - (old?.endpoints.length ?? 0));
   }
 
   /** A headless service's view built before a change of one of its slices: updated (headless.ts), not dropped. */
@@ -389,18 +388,25 @@ export class Zone implements ZoneWriter, ZoneReader {
     this.largeViews = { zone, minEndpoints };
     let built = 0;
     for (const ns of this.services.values()) {
-      for (const e of ns.values()) if (e.info.kind === 'Headless' && !e.memo?.headless && this.buildIfLarge(e)) built++;
+      for (const e of ns.values()) if (e.info.kind === 'Headless' && !e.memo?.headless && this.buildIfLarge(e, Infinity)) built++;
     }
     return built;
   }
 
-  /** After keepLargeHeadlessViews: builds the view of a headless service whose slices list enough addresses. */
-  private buildIfLarge(e: ServiceEntry): boolean {
+  /**
+   * After keepLargeHeadlessViews: builds the view of a headless service whose slices now list
+   * enough endpoints and listed fewer before the change that `grew` them by so many (Infinity:
+   * whatever they listed). Only the change that crosses the size builds: a large service whose
+   * view was dropped (publishNotReadyAddresses changed) or never built (its Service came after
+   * its slices) would cost a whole build in some later slice change, where its first query costs
+   * no more and a service nobody asks for costs nothing.
+   */
+  private buildIfLarge(e: ServiceEntry, grew: number): boolean {
     const large = this.largeViews;
-    if (!large) return false;
+    if (!large || grew <= 0) return false;
     let listed = 0;
     for (const s of this.slicesByService.get(`${e.info.namespace}/${e.info.name}`)?.values() ?? []) listed += s.endpoints.length;
-    if (listed < large.minEndpoints) return false;
+    if (listed < large.minEndpoints || listed - grew >= large.minEndpoints) return false;
     this.headless(e, large.zone);
     return true;
   }
