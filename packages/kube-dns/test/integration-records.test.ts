@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { datas, rdataText } from '@kube-dns/dns-client';
 import { createLogger } from '@kube-dns/config';
 import { clusterIPService, endpointSlice, externalNameService, headlessService } from '@kube-dns/testkit';
-import { startCluster, waitSynced, type Cluster } from './integration-helpers.js';
+import { eventually, startCluster, waitSynced, type Cluster } from './integration-helpers.js';
 
 let c: Cluster;
 
@@ -145,4 +145,21 @@ test('a large headless service has its view built at the initial sync (logged), 
   const a = await big.ask(`pg.db.svc.${Z}`, 'A', { transport: 'tcp' });
   assert.ok(a.packet.answers!.length > 0 && datas(a.packet.answers).every((ip) => ip.startsWith('10.7.')));
   assert.deepEqual(datas((await big.ask(`few.db.svc.${Z}`, 'A')).packet.answers), ['10.8.0.1']);
+
+  // after the sync: a Service whose slices reach 500 endpoints answers as it grows, its Service
+  // object's ports change (the view and the PTR entries are kept), a slice goes
+  const ptr = async (ip: string) => datas((await big.ask(ip.split('.').reverse().join('.') + '.in-addr.arpa', 'PTR')).packet.answers);
+  big.api.upsert('services', headlessService('db', 'late', [{ name: 'pg', port: 5432 }]));
+  for (let i = 0; i < 7; i++) {
+    big.api.upsert('endpointslices', endpointSlice('db', 'late', `late-${i}`, 'IPv4', Array.from({ length: 100 }, (_, k) => ({ ip: `10.9.${i}.${k}` })), [{ name: 'pg', port: 5432 }]));
+  }
+  await eventually(async () => assert.deepEqual(await ptr('10.9.6.7'), [`10-9-6-7.late.db.svc.${Z}.`]), 5000);
+  big.api.upsert('services', headlessService('db', 'late', [{ name: 'pg', port: 5433 }]));
+  big.api.upsert('endpointslices', endpointSlice('db', 'late', 'late-extra', 'IPv4', [{ ip: '10.9.2.2', hostname: 'extra' }], [{ name: 'pg', port: 5432 }]));
+  big.api.remove('endpointslices', 'db', 'late-3');
+  await eventually(async () => assert.deepEqual(await ptr('10.9.3.3'), []), 5000);
+  assert.deepEqual(await ptr('10.9.2.2'), [`extra.late.db.svc.${Z}.`], 'one PTR, though two slices list it: named by the slice that has a hostname');
+  assert.deepEqual(await ptr('10.9.4.4'), [`10-9-4-4.late.db.svc.${Z}.`]);
+  const tcp = await big.ask(`late.db.svc.${Z}`, 'A', { transport: 'tcp' });
+  assert.equal(tcp.packet.answers!.length, 600, 'slices 0-2 and 4-6; 10.9.2.2 once');
 });
