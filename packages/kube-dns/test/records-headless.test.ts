@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { mergedHeadlessView, type HeadlessView } from '../src/records/headless.js';
+import { labelled, mergedHeadlessView, type HeadlessView } from '../src/records/headless.js';
 import { dashedLabel } from '../src/records/names.js';
 import type { EndpointSliceInfo, PortInfo, ServiceInfo } from '../src/records/types.js';
 import { Zone } from '../src/records/zone.js';
@@ -16,12 +16,19 @@ const V4 = ['10.0.0.1', '10.0.0.2', '10.0.0.3', '10.0.0.4', '10.0.0.5', '10.0.0.
 const V6 = ['fd00::1', 'fd00::2', 'fd00::3'];
 const PORTS: PortInfo[][] = [[], [port('http', 80)], [port('http', 80), port('dns', 53, 'UDP')], [port('', 9000)]];
 
+/** Every label a question may ask for: the endpoints' and each address of the pools, dashed. */
+function labelsAsked(v: { endpoints: readonly { label: string }[] }): string[] {
+  return [...new Set([...v.endpoints.map((e) => e.label), ...[...V4, ...V6].map(dashedLabel)])].sort();
+}
+
 function canon(v: HeadlessView): unknown {
   const ports = (list: readonly PortInfo[]) => list.map((p) => `${p.name}/${p.port}/${p.protocol}`).sort();
+  // byLabel leaves out the endpoints labelled with their own address (byIp finds them)
+  for (const eps of v.byLabel.values()) for (const e of eps) assert.notEqual(e.label, dashedLabel(e.ip), 'no address-labelled endpoint in byLabel');
   return {
     endpoints: v.endpoints.map((e) => [e.ip, e.v6, e.label, e.fqdn, ports(e.ports)]),
     byIp: [...v.byIp].map(([ip, e]) => [ip, e.label]).sort(),
-    byLabel: [...v.byLabel].map(([label, eps]) => [label, eps.map((e) => e.ip).sort()]).sort(),
+    byLabel: labelsAsked(v).map((label) => [label, (labelled(v, label) ?? []).map((e) => e.ip).sort()]),
     namedProtocols: [...v.namedProtocols].sort(),
   };
 }
@@ -53,13 +60,13 @@ function reference(svc: ServiceInfo, slices: Iterable<EndpointSliceInfo>): unkno
   return {
     endpoints: endpoints.map((e) => [e.ip, e.v6, e.label, `${e.label}.${FQDN}`, e.ports.map((p) => `${p.name}/${p.port}/${p.protocol}`).sort()]),
     byIp: endpoints.map((e) => [e.ip, e.label]).sort(),
-    byLabel: [...labels].map(([label, ips]) => [label, ips.sort()]).sort(),
+    byLabel: labelsAsked({ endpoints }).map((label) => [label, (labels.get(label) ?? []).sort()]),
     namedProtocols: [...new Set(endpoints.flatMap((e) => e.ports.filter((p) => p.name).map((p) => p.protocol.toLowerCase())))].sort(),
   };
 }
 
 const endpointArb = (pool: string[]) =>
-  fc.record({ ip: fc.constantFrom(...pool), hostname: fc.constantFrom('', '', 'pet-0', 'pet-1'), ready: fc.boolean() }).map((e) => ep(e.ip, e.hostname, e.ready));
+  fc.record({ ip: fc.constantFrom(...pool), hostname: fc.constantFrom('', '', 'pet-0', 'pet-1', '10-0-0-2'), ready: fc.boolean() }).map((e) => ep(e.ip, e.hostname, e.ready));
 const sliceArb = fc.record({
   name: fc.constantFrom('s-a', 's-b', 's-c', 's-d'),
   v6: fc.boolean(),

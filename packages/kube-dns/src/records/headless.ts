@@ -3,7 +3,7 @@
 // large: Zone.keepLargeHeadlessViews) and memoised until the service changes what it counts; a
 // change of one slice updates a built view in the time of that slice (updateHeadlessView,
 // updateMergedView), not of all the service's endpoints.
-import { dashedLabel, ipFamily } from './names.js';
+import { dashedLabel, ipFamily, parseDashedIp } from './names.js';
 import type { EndpointInfo, EndpointSliceInfo, PortInfo, ServiceInfo } from './types.js';
 
 /** One counted address of a headless service. */
@@ -21,7 +21,12 @@ export interface HeadlessEndpoint {
 export interface HeadlessView {
   /** In stable order: slices by name, then endpoint order. One entry per address. */
   endpoints: HeadlessEndpoint[];
-  /** Endpoint label → its addresses (several endpoints may share a hostname: all of them answer). */
+  /**
+   * Endpoint label → its endpoints (several may share a hostname: all of them answer), except
+   * an endpoint labelled with its own address (no hostname: `10-1-2-3`), found through byIp:
+   * ask labelled(). Most endpoints of a Deployment's or a DaemonSet's service have no hostname,
+   * and a map entry and an array each were about 100 of the view's 320 bytes per endpoint.
+   */
   byLabel: Map<string, HeadlessEndpoint[]>;
   byIp: Map<string, HeadlessEndpoint>;
   /** Lower-case protocols of named ports ('tcp'), for `_<proto>.<svc>` existence. */
@@ -135,16 +140,12 @@ export function updateHeadlessView(
   const { byIp, byLabel } = before;
   for (const ep of removed) {
     byIp.delete(ep.ip);
-    const same = byLabel.get(ep.label)!;
-    if (same.length === 1) byLabel.delete(ep.label);
-    else byLabel.set(ep.label, same.filter((x) => x !== ep));
+    unlabel(byLabel, ep);
   }
   const view: HeadlessView = { endpoints: [], byLabel, byIp, namedProtocols: new Set() };
   for (const ep of added) {
     byIp.set(ep.ip, ep);
-    const same = byLabel.get(ep.label);
-    if (same) same.push(ep);
-    else byLabel.set(ep.label, [ep]);
+    label(byLabel, ep);
   }
   for (const slice of ordered) {
     const eps = endpointsOf(slice, pnr, serviceFqdn);
@@ -155,10 +156,55 @@ export function updateHeadlessView(
 }
 
 function addToView(view: HeadlessView, ep: HeadlessEndpoint): void {
-  const same = view.byLabel.get(ep.label);
-  if (same) same.push(ep);
-  else view.byLabel.set(ep.label, [ep]);
+  label(view.byLabel, ep);
   for (const p of ep.ports) if (p.name) view.namedProtocols.add(p.protocol.toLowerCase());
+}
+
+/**
+ * Whether an endpoint's label is its own address with '-' for each '.' or ':' (no hostname):
+ * byIp finds it then, and byLabel leaves it out. Compared in place, no string made.
+ */
+function labelIsAddress(ep: HeadlessEndpoint): boolean {
+  const { label: l, ip } = ep;
+  if (l.length !== ip.length) return false;
+  for (let i = 0; i < ip.length; i++) {
+    const c = ip.charCodeAt(i);
+    if (c === 0x2e || c === 0x3a ? l.charCodeAt(i) !== 0x2d : l.charCodeAt(i) !== c) return false;
+  }
+  return true;
+}
+
+function label(byLabel: Map<string, HeadlessEndpoint[]>, ep: HeadlessEndpoint): void {
+  if (labelIsAddress(ep)) return;
+  const same = byLabel.get(ep.label);
+  if (same) same.push(ep);
+  else byLabel.set(ep.label, [ep]);
+}
+
+function unlabel(byLabel: Map<string, HeadlessEndpoint[]>, ep: HeadlessEndpoint): void {
+  if (labelIsAddress(ep)) return;
+  const same = byLabel.get(ep.label)!;
+  if (same.length === 1) byLabel.delete(ep.label);
+  else byLabel.set(ep.label, same.filter((x) => x !== ep));
+}
+
+/**
+ * The endpoints a label names, the first label of `<label>.<svc>.<ns>.svc.<zone>`: those it is
+ * the hostname (or pod name) of, and the one without a hostname whose address it is, dashed.
+ * `known`: an endpoint of the view with that label, when the caller has one (an SRV target's),
+ * which saves reading the label as an address.
+ */
+export function labelled(view: HeadlessView, label: string, known?: HeadlessEndpoint): readonly HeadlessEndpoint[] | undefined {
+  const named = view.byLabel.get(label);
+  let own: HeadlessEndpoint | undefined;
+  if (known !== undefined && known.label === label && labelIsAddress(known)) own = known;
+  else {
+    const ip = parseDashedIp(label);
+    own = ip === undefined ? undefined : view.byIp.get(ip);
+    if (own !== undefined && (own.label !== label || !labelIsAddress(own))) own = undefined;
+  }
+  if (own === undefined) return named;
+  return named === undefined ? [own] : [...named, own];
 }
 
 interface Listing {
@@ -238,15 +284,11 @@ function updateMergedView(
     const gone = byIp.get(ip);
     if (!gone) return;
     byIp.delete(ip);
-    const same = byLabel.get(gone.label)!;
-    if (same.length === 1) byLabel.delete(gone.label);
-    else byLabel.set(gone.label, same.filter((x) => x !== gone));
+    unlabel(byLabel, gone);
   };
   const add = (ep: HeadlessEndpoint) => {
     byIp.set(ep.ip, ep);
-    const same = byLabel.get(ep.label);
-    if (same) same.push(ep);
-    else byLabel.set(ep.label, [ep]);
+    label(byLabel, ep);
   };
   for (const ip of changed ?? []) {
     drop(ip);

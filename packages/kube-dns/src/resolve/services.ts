@@ -7,7 +7,7 @@
 import type { Answer } from 'dns-packet';
 import { ipFamily, lastDot, normalizeIp, srvPortLabels } from '../records/names.js';
 import type { PortInfo } from '../records/types.js';
-import type { HeadlessEndpoint, HeadlessView } from '../records/headless.js';
+import { labelled, type HeadlessEndpoint, type HeadlessView } from '../records/headless.js';
 import { nameDep, namespaceDep, serviceDep, type ServiceEntry } from '../records/zone.js';
 import { address, cname, nodata, nxdomain, positive, srv } from './answers.js';
 import type { Ctx } from './context.js';
@@ -146,6 +146,8 @@ function namedPortMatches(p: PortInfo, portLabel: string, protoLabel: string, wi
   return p.name !== '' && matches(portLabel, p.name, wild) && matches(protoLabel, p.protocol.toLowerCase(), wild);
 }
 
+const NO_ENDPOINTS: readonly HeadlessEndpoint[] = Object.freeze([]);
+
 function headlessRecords(ctx: Ctx, e: ServiceEntry, prefix: string[], limit: number): Part {
   const { qtype, owner, opts } = ctx;
   const ttl = opts.ttl;
@@ -153,17 +155,15 @@ function headlessRecords(ctx: Ctx, e: ServiceEntry, prefix: string[], limit: num
   // No counted endpoints: the service name and everything under it do not exist (spec 2.4.1).
   if (view.endpoints.length === 0) return MISSING;
 
-  const targetAddresses = (srvs: Answer[]): Answer[] => {
+  // the addresses of the SRV targets' names: of every endpoint each target's label names
+  const targetAddresses = (targets: HeadlessEndpoint[]): Answer[] => {
     const out: Answer[] = [];
     const done = new Set<string>();
-    for (const s of srvs) {
+    for (const t of targets) {
       if (out.length >= limit) break;
-      if (s.type !== 'SRV') continue;
-      const target = s.data.target;
-      if (done.has(target)) continue;
-      done.add(target);
-      const label = target.slice(0, target.indexOf('.'));
-      for (const ep of view.byLabel.get(label) ?? []) out.push(address(ep.fqdn, ep.ip, ep.v6, ttl));
+      if (done.has(t.label)) continue;
+      done.add(t.label);
+      for (const ep of labelled(view, t.label, t) ?? NO_ENDPOINTS) out.push(address(ep.fqdn, ep.ip, ep.v6, ttl));
     }
     return out;
   };
@@ -172,17 +172,19 @@ function headlessRecords(ctx: Ctx, e: ServiceEntry, prefix: string[], limit: num
     if (qtype === 'A' || qtype === 'AAAA') return present(addresses(view.endpoints, qtype, owner, ttl, limit));
     if (qtype !== 'SRV') return present();
     const srvs: Answer[] = [];
+    const targets: HeadlessEndpoint[] = [];
     for (const ep of view.endpoints) {
       if (srvs.length >= limit) break;
+      targets.push(ep);
       if (ep.ports.length === 0) srvs.push(srv(owner, 0, ep.fqdn, ttl));
       for (const p of ep.ports) srvs.push(srv(owner, p.port, ep.fqdn, ttl));
     }
-    return present(srvs, targetAddresses(srvs));
+    return present(srvs, targetAddresses(targets));
   }
   if (prefix.length === 1) {
     const label = prefix[0]!;
     if (label.startsWith('_')) return view.namedProtocols.has(label.slice(1)) ? present() : MISSING;
-    const eps = view.byLabel.get(label);
+    const eps = labelled(view, label);
     if (!eps) return MISSING;
     if (qtype !== 'A' && qtype !== 'AAAA') return present();
     return present(addresses(eps, qtype, owner, ttl, limit));
@@ -190,13 +192,16 @@ function headlessRecords(ctx: Ctx, e: ServiceEntry, prefix: string[], limit: num
   const wild = opts.wildcards === true;
   if (prefix.length === 2 && isPortLabel(prefix[0]!, wild) && isPortLabel(prefix[1]!, wild)) {
     const srvs: Answer[] = [];
+    const targets: HeadlessEndpoint[] = [];
     for (const ep of view.endpoints) {
       if (srvs.length >= limit) break;
+      const n = srvs.length;
       for (const p of ep.ports) if (namedPortMatches(p, prefix[0]!, prefix[1]!, wild)) srvs.push(srv(owner, p.port, ep.fqdn, ttl));
+      if (srvs.length > n) targets.push(ep);
     }
     if (srvs.length === 0) return MISSING;
     if (qtype !== 'SRV') return present();
-    return present(srvs, targetAddresses(srvs));
+    return present(srvs, targetAddresses(targets));
   }
   return MISSING;
 }
