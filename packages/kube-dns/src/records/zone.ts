@@ -172,7 +172,7 @@ export class Zone implements ZoneWriter, ZoneReader {
     const key = joinKey(s.namespace, s.name);
     // A headless service that stays headless lists the same addresses: its reverse entries stay,
     // owned by the info they were indexed with (sameOwner), and its built view stays when it
-    // counts the same endpoints. A change of ports or labels of a Service of 20,000 endpoints
+    // counts the same endpoints. A change of the ports of a Service of 20,000 endpoints
     // re-indexed every address (6-13 ms) and dropped the view for the next query to rebuild
     // (11-21 ms): now it costs the time of the Service object.
     const staysHeadless = old?.info.kind === 'Headless' && s.kind === 'Headless';
