@@ -39,7 +39,7 @@ import { RCODE } from './server/wire.js';
 import { VERSION } from './version.js';
 import { DROP } from './server/reply-budget.js';
 
-/** Headless services listing this many addresses have their view kept built from the initial sync on (Zone.keepLargeHeadlessViews). */
+/** Headless services listing this many endpoints have their view kept built from the initial sync on (Zone.keepLargeHeadlessViews). */
 const LARGE_HEADLESS_VIEW = 500;
 
 export interface KubeDnsInstance {
