@@ -376,9 +376,9 @@ export class Zone implements ZoneWriter, ZoneReader {
 
   /**
    * Keeps built the view of every headless service whose slices list at least `minEndpoints`
-   * endpoints (ready or not), instead of building it on its first query: builds those of now, and from now on
-   * the change that brings a service to that size builds its view (about that many endpoints'
-   * work), which later changes update (headless.ts). Called once the initial sync is done,
+   * endpoints (ready or not), instead of building it on its first query: builds those of now,
+   * and from now on the change that brings a service to that size builds its view (about that
+   * many endpoints' work), which later changes update (headless.ts). Called once the initial sync is done,
    * before a cluster name is answered: a whole build grows with the service (a median of 13 ms at
    * 5,000 endpoints, 78 at 20,000: the churn bench's reference), and a large service created later
    * would have had its whole view built by its first query. Smaller views stay lazy: their build
