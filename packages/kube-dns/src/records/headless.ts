@@ -94,13 +94,23 @@ function endpointsOf(slice: EndpointSliceInfo, publishNotReady: boolean, service
   return endpoints;
 }
 
+/** The slices by name: the order of a view's endpoints. */
+function inNameOrder(slices: Iterable<EndpointSliceInfo>): EndpointSliceInfo[] {
+  return [...slices].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+}
+
+/** Adds the protocols of the named ports to a view's set, for `_<proto>.<svc>`. */
+function addProtocols(namedProtocols: Set<string>, ports: readonly PortInfo[]): void {
+  for (const p of ports) if (p.name) namedProtocols.add(p.protocol.toLowerCase());
+}
+
 /**
  * An endpoint counts when ready or when the service publishes not-ready addresses. An address in
  * several slices (slice churn, a mirrored slice) appears once; its first non-empty hostname names it
  * (else its first pod name, present only with --endpoint-pod-names).
  */
 export function buildHeadlessView(svc: ServiceInfo, slices: Iterable<EndpointSliceInfo>, serviceFqdn: string): HeadlessView {
-  const ordered = [...slices].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const ordered = inNameOrder(slices);
   const view: HeadlessView = { endpoints: [], byLabel: new Map(), byIp: new Map(), namedProtocols: new Set() };
   for (const slice of ordered) {
     for (const ep of endpointsOf(slice, svc.publishNotReadyAddresses, serviceFqdn)) {
@@ -134,7 +144,7 @@ export function updateHeadlessView(
   next: EndpointSliceInfo | undefined,
   serviceFqdn: string,
 ): HeadlessView {
-  const ordered = [...slices].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const ordered = inNameOrder(slices);
   const pnr = svc.publishNotReadyAddresses;
   const removed = old ? endpointsOf(old, pnr, serviceFqdn) : [];
   const added = next ? endpointsOf(next, pnr, serviceFqdn) : [];
@@ -175,12 +185,12 @@ export function updateHeadlessView(
  */
 function appendSlice(view: Pick<HeadlessView, 'endpoints' | 'namedProtocols'>, slice: EndpointSliceInfo, eps: readonly HeadlessEndpoint[]): void {
   for (const ep of eps) view.endpoints.push(ep);
-  if (eps.length > 0) for (const p of slice.ports) if (p.name) view.namedProtocols.add(p.protocol.toLowerCase());
+  if (eps.length > 0) addProtocols(view.namedProtocols, slice.ports);
 }
 
 function addToView(view: HeadlessView, ep: HeadlessEndpoint): void {
   label(view.byLabel, ep);
-  for (const p of ep.ports) if (p.name) view.namedProtocols.add(p.protocol.toLowerCase());
+  addProtocols(view.namedProtocols, ep.ports);
 }
 
 /**
@@ -361,7 +371,7 @@ function updateMergedView(
       appendSlice(list, slice, eps);
       continue;
     }
-    if (eps.length > 0) for (const p of slice.ports) if (p.name) namedProtocols.add(p.protocol.toLowerCase());
+    if (eps.length > 0) addProtocols(namedProtocols, slice.ports);
     for (const ep of eps) {
       if (twice.size > 0 && twice.has(ep.ip)) {
         if (placed.has(ep.ip)) continue;
