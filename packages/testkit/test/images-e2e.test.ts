@@ -95,7 +95,7 @@ test('images: the kube-dns pod of manifests/kube-dns.yaml runs from the built im
   // What an earlier run killed before its clean-up left behind (its process is gone).
   const alive = (pid: number) => { try { process.kill(pid, 0); return true; } catch { return false; } };
   for (const name of (await podman('pod', 'ps', '--format', '{{.Name}}')).split('\n')) {
-    const m = /^kdns-e2e-(\d+)$/.exec(name);
+    const m = /^kdns-e2e-(\d+)(-pidns)?$/.exec(name);
     if (m && !alive(Number(m[1]))) await podman('pod', 'rm', '-f', '-t', '0', name).catch(() => undefined);
   }
   for (const ref of (await podman('images', '--format', '{{.Repository}}:{{.Tag}}')).split('\n')) {
@@ -160,6 +160,23 @@ test('images: the kube-dns pod of manifests/kube-dns.yaml runs from the built im
         const writable = await podman('run', '--rm', '--network', 'none', '--entrypoint', '/usr/local/bin/node', image, '-e',
           `const fs=require('fs');try{fs.accessSync('/run/dnsmasq-nanny',fs.constants.W_OK);console.log('writable')}catch(e){console.log(e.code)}`);
         assert.equal(writable, 'writable', `${image}: /run/dnsmasq-nanny`);
+      }
+    });
+
+    await t.test('shareProcessNamespace: the nanny\'s tini, not PID 1 there, starts without a warning', async () => {
+      const nanny = imageOf(containers.find((c) => (c.ports ?? []).some((p: Obj) => p.containerPort === 53))!.image);
+      const shared = `${id}-pidns`;
+      await podman('pod', 'create', '--name', shared, '--share', 'pid,net', '--network', 'none');
+      try {
+        // the pod's pause process holds PID 1 of the namespace the containers share
+        const pid = await podman('run', '--rm', '--pod', shared, '--entrypoint', '/usr/local/bin/node', nanny, '-e', 'console.log(process.pid)');
+        assert.notEqual(pid, '1', 'the containers share the pod\'s PID namespace');
+        const run = await exec('podman', ['run', '--rm', '--pod', shared, nanny, '--version'], { env });
+        assert.equal(run.stdout.trim(), `Kube-DNS ${pkgVersion}`);
+        // without -s tini says reaping won't work: operators read that at every start
+        assert.equal(run.stderr.trim(), '', 'nothing on stderr');
+      } finally {
+        await podman('pod', 'rm', '-f', '-t', '0', shared).catch(() => undefined);
       }
     });
 
