@@ -165,13 +165,16 @@ export class ConfigDirSource extends EventEmitter<ConfigSourceEvents> {
 
   /**
    * A directory removed and created again (or created after start) is a new inode: the watch
-   * of the old one reports nothing, and every edit would wait for the poll. Watch it anew.
+   * of the old one reports nothing, and every edit would wait for the poll. Watch it anew, and
+   * read it again once that watch has listed it: a file written between our read and its
+   * listing is one it takes for already there, and reports no change of.
    */
   private rewatch(): void {
     this.dirGone = false;
     if (!this.watcher || this.stopped) return;
     const old = this.watcher;
     this.watcher = this.watchDir();
+    this.watcher.once('ready', () => this.schedule(0));
     void old.close();
   }
 

@@ -3,6 +3,7 @@
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -202,6 +203,26 @@ test('a directory removed and created again is watched anew: edits after it come
   const applied = nextEvent<KubeDnsConfig>(source, 'config', (c) => upstreams(c).includes('7.7.7.7'), 10_000);
   await writeKubeletConfigMap(dir, { upstreamNameservers: '["7.7.7.7"]' });
   await applied;
+});
+
+test('an edit made while the new watch of a re-created directory starts is not left for the poll', async (t) => {
+  // plain files, as a directory the operator edits by hand (a kubelet swap, made of symlinks, is
+  // reported by the new watch's first scan anyway)
+  const dir = await tempDir(t);
+  await writeFile(join(dir, 'upstreamNameservers'), '["8.8.8.8"]');
+  const { source } = await startSource(t, { dir, periodMs: 60_000 });
+  await rm(dir, { recursive: true, force: true });
+  // the old watch reports the removal: its re-read, after the debounce, finds the directory gone
+  await new Promise((r) => setTimeout(r, 500));
+  await source.reload();
+  await mkdir(dir);
+  await writeFile(join(dir, 'upstreamNameservers'), '["9.9.9.9"]');
+  // The edit lands the moment the directory is read back, before the new watch has listed it:
+  // that watch takes the file for one that was already there and reports nothing.
+  source.once('config', () => writeFileSync(join(dir, 'upstreamNameservers'), '["7.7.7.7"]'));
+  const applied = nextEvent<KubeDnsConfig>(source, 'config', (c) => upstreams(c).includes('7.7.7.7'), 5_000);
+  await source.reload(); // and back
+  await applied; // the poll is a minute away
 });
 
 test('with file events off, the poll alone picks a change up', async (t) => {
