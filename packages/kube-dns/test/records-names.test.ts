@@ -1,8 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
+import * as dnsPacket from 'dns-packet';
 import {
   dashedLabel,
+  fitsInMessage,
   ipToReverseName,
   lastDot,
   normalizeIp,
@@ -97,5 +99,22 @@ test('lastDot finds what lastIndexOf(".") finds, from any index', () => {
       assert.equal(lastDot(s, from), s.lastIndexOf('.', from));
     }),
     { numRuns: 2000 },
+  );
+});
+
+test('fitsInMessage: a name dns-packet writes and reads back as itself, and nothing else', () => {
+  const l63 = 'a'.repeat(63);
+  const ok = ['a', 'example.org', `${l63}.b`, [l63, l63, l63, 'c'.repeat(61)].join('.'), '2001:db8::1', '_sip._tcp.example.org'];
+  const bad = ['', '.', 'a..b', '.a', 'a.', `${l63}a.b`, [l63, l63, l63, 'c'.repeat(62)].join('.'), 'caf\u00e9.example', 'a b.example', 'tab\t.example'];
+  for (const n of ok) assert.ok(fitsInMessage(n), n);
+  for (const n of bad) assert.ok(!fitsInMessage(n), n);
+  // the property it stands for: what fits is written and read back unchanged
+  fc.assert(
+    fc.property(fc.array(fc.stringMatching(/^[a-z0-9-]{1,70}$/), { minLength: 1, maxLength: 6 }), (labels) => {
+      const name = labels.join('.');
+      if (!fitsInMessage(name)) return;
+      const buf = dnsPacket.encode({ type: 'response', id: 1, answers: [{ type: 'CNAME', name: 'x', data: name }] });
+      assert.equal((dnsPacket.decode(buf).answers![0] as { data: string }).data, name);
+    }),
   );
 });

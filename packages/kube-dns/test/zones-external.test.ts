@@ -75,6 +75,8 @@ test('flag errors: an external zone overlapping the cluster domain or another ex
   assert.throws(() => parseOptions(['--external-zone=svc.cluster.local']), /--external-zone=svc.cluster.local: overlaps the cluster domain cluster.local/);
   assert.throws(() => parseOptions(['--external-zone=example.com,a.example.com']), /overlaps --external-zone=example.com/);
   assert.throws(() => parseOptions(['--external-zone=exa mple.com']), /not a valid DNS name/);
+  // arpa itself holds the reverse zones too: it would answer home.arpa (RFC 8375) authoritatively
+  for (const z of ['arpa', 'ARPA.', 'in-addr.arpa', 'home.arpa']) assert.throws(() => parseOptions([`--external-zone=${z}`]), /reverse zones are the cluster's/, z);
   assert.deepEqual(parseOptions(['--external-zone=A.example.', '--external-zone=b.example']).zones.externalZones, ['a.example', 'b.example']);
 });
 

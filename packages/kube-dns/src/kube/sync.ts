@@ -4,7 +4,7 @@
 import { EventEmitter } from 'node:events';
 import type { KubeConfig, V1EndpointSlice, V1Namespace, V1Service } from '@kubernetes/client-node';
 import type { Logger } from '@kube-dns/config';
-import { podFromKube, serviceFromKube, sliceFromKube, type ServiceConversion, type SliceConversion } from '../records/from-kube.js';
+import { podFromKube, serviceFromKube, sliceFromKube, unwritableNames, type ServiceConversion, type SliceConversion } from '../records/from-kube.js';
 import type { ZoneWriter } from '../records/types.js';
 import { matchesLabels, type LabelSelector } from '../zones/label-selector.js';
 import type { NamespaceGate } from '../zones/namespace-gate.js';
@@ -64,7 +64,18 @@ function handlerFor(resource: WatchedResource, o: KubeSyncOptions): ReflectorHan
       const sel = o.serviceLabels;
       const conv = o.serviceConversion ?? {};
       // a Service that stops matching --labels converts to nothing: converting() removes it
-      const convert = (s: V1Service) => (sel && !matchesLabels(sel, s.metadata?.labels) ? undefined : serviceFromKube(s, conv));
+      const convert = (s: V1Service) => {
+        if (sel && !matchesLabels(sel, s.metadata?.labels)) return undefined;
+        const info = serviceFromKube(s, conv);
+        // only where a name may have been left out: an ExternalName without a target, a Service without an ingress hostname
+        if (info && (info.kind === 'ExternalName' ? info.externalName === '' : conv.external === true && !info.external?.hostname)) {
+          const names = unwritableNames(s);
+          if (names.length > 0) {
+            o.log.warn({ service: `${info.namespace}/${info.name}`, names }, 'a target name with a label over 63 octets (or over 253 in all) cannot be answered: left out');
+          }
+        }
+        return info;
+      };
       return converting(convert, (s) => zone.setService(s), (ns, name) => zone.deleteService(ns, name));
     }
     case 'endpointslices': {

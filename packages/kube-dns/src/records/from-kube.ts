@@ -2,7 +2,7 @@
 import { isIP } from 'node:net';
 import type { V1EndpointSlice, V1Pod, V1Service } from '@kubernetes/client-node';
 import { isDns1123Label } from '@kube-dns/config';
-import { normalizeIp } from './names.js';
+import { fitsInMessage, normalizeIp } from './names.js';
 import type { EndpointSliceInfo, PodInfo, PortInfo, Protocol, ServiceInfo } from './types.js';
 
 const TOLERATE_UNREADY = 'service.alpha.kubernetes.io/tolerate-unready-endpoints';
@@ -46,10 +46,22 @@ function ips(list: (string | undefined)[]): string[] {
   return out.length === 0 ? out : out.slice();
 }
 
+/** A target name as the records keep it: lower case, no trailing dot; '' when it cannot be written in a message. */
+function targetName(name: string | undefined): string {
+  const n = (name ?? '').toLowerCase().replace(/\.$/, '');
+  return fitsInMessage(n) ? n : '';
+}
+
+/** The ExternalName target and ingress hostname of a Service that no answer can carry (logged by kube/sync.ts). */
+export function unwritableNames(o: V1Service): string[] {
+  const names = o.spec?.type === 'ExternalName' ? [o.spec.externalName] : (o.status?.loadBalancer?.ingress ?? []).map((i) => i.hostname);
+  return names.filter((n): n is string => !!n && n !== '.' && targetName(n) === '');
+}
+
 /** What the external zone needs of a Service: its addresses reachable from outside the cluster. */
 function externalOf(o: V1Service): { ips: string[]; hostname: string } {
   const ingress = o.status?.loadBalancer?.ingress ?? [];
-  const hostname = (ingress.find((i) => i.hostname)?.hostname ?? '').toLowerCase().replace(/\.$/, '');
+  const hostname = ingress.map((i) => targetName(i.hostname)).find((h) => h !== '') ?? '';
   return { ips: ips([...ingress.map((i) => i.ip), ...(o.spec?.externalIPs ?? [])]), hostname };
 }
 
@@ -72,7 +84,7 @@ export function serviceFromKube(o: V1Service, conv: ServiceConversion = {}): Ser
   const cips = spec.clusterIPs?.length ? spec.clusterIPs : [spec.clusterIP];
   if (spec.type === 'ExternalName') {
     kind = 'ExternalName';
-    externalName = (spec.externalName ?? '').toLowerCase().replace(/\.$/, '');
+    externalName = targetName(spec.externalName); // one no answer can carry: none (NODATA)
   } else if (!spec.clusterIP || spec.clusterIP === 'None' || cips.every((c) => !c || c === 'None')) {
     kind = 'Headless';
   } else {

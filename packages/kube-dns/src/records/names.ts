@@ -95,6 +95,28 @@ export function reverseNameToIp(name: string): string | undefined {
   return undefined;
 }
 
+/**
+ * Whether a name (no trailing dot) can be written in a message: labels of 1-63 printable ASCII
+ * octets, 253 characters at most (255 octets on the wire). Kubernetes checks an ExternalName's
+ * target and a load balancer's hostname as DNS-1123 subdomains, which bounds only the whole name
+ * (kubernetes/kubernetes#8202): a label of 64 octets or more passes there, and written as it is
+ * its length octet reads as a compression pointer, breaking every reply and transfer that holds it.
+ */
+export function fitsInMessage(name: string): boolean {
+  if (name.length === 0 || name.length > 253) return false;
+  let label = 0;
+  for (let i = 0; i < name.length; i++) {
+    const c = name.charCodeAt(i);
+    if (c === 0x2e) {
+      if (label === 0) return false;
+      label = 0;
+    } else if (c < 0x21 || c > 0x7e || ++label > 63) {
+      return false;
+    }
+  }
+  return label > 0;
+}
+
 /** The `_<port>._<proto>` labels of a named port's SRV name (`_https._tcp`). */
 export function srvPortLabels(p: { name: string; protocol: string }): string {
   return `_${p.name}._${p.protocol.toLowerCase()}`;

@@ -80,7 +80,7 @@ export function parseZoneOptions(v: Record<string, FlagValue>, clusterDomain: st
   for (const raw of ((v['external-zone'] ?? []) as string[]).flatMap((x) => x.split(',')).filter((x) => x.trim() !== '')) {
     const z = hostName('external-zone', raw);
     if (within(z, clusterDomain) || within(clusterDomain, z)) throw new FlagError(`--external-zone=${raw}: overlaps the cluster domain ${clusterDomain}`);
-    if (z.endsWith('.arpa')) throw new FlagError(`--external-zone=${raw}: reverse zones are the cluster's`);
+    if (z === 'arpa' || z.endsWith('.arpa')) throw new FlagError(`--external-zone=${raw}: reverse zones are the cluster's`);
     const clash = externalZones.find((o) => within(z, o) || within(o, z));
     if (clash !== undefined) throw new FlagError(`--external-zone=${raw}: overlaps --external-zone=${clash}`);
     externalZones.push(z);
