@@ -87,3 +87,23 @@ test('a secondary of the cluster zone only: NOTIFY of the external zone refused 
     await c.stop();
   }
 });
+
+test('secondaries given as a range (no NOTIFY): the SOA a UDP query gets moves within seconds of a change, even when the old serial was cached', { timeout: 30_000 }, async () => {
+  const c = await startCluster({ args: ['--transfer-to=127.0.0.0/8'], seed: (api) => api.upsert('services', clusterIPService('default', 'kubernetes', ['10.0.0.1'])) });
+  const serial = async () => ((await c.ask('cluster.local', 'SOA')).packet.answers![0] as unknown as { data: { serial: number } }).data.serial;
+  try {
+    await waitSynced(c);
+    const s0 = await serial();
+    c.api.upsert('services', clusterIPService('default', 'a1', ['10.0.0.61']));
+    let s1 = s0;
+    await eventually(async () => assert.notEqual((s1 = await serial()), s0), 5_000, 100);
+    // a change just after the serial moved waits for the next one, and meanwhile the answer
+    // with the old serial is cached: only the server itself can move it now
+    c.api.upsert('services', clusterIPService('default', 'b1', ['10.0.0.62']));
+    await eventually(async () => assert.equal((await c.ask('b1.default.svc.cluster.local', 'A')).packet.rcode, 'NOERROR'), 5_000, 20);
+    await serial(); // within a second of the last move (on a machine this slow that it is not, the serial moves here)
+    await eventually(async () => assert.notEqual(await serial(), s1), 5_000, 200);
+  } finally {
+    await c.stop();
+  }
+});

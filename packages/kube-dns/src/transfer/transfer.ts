@@ -101,7 +101,11 @@ export class ZoneTransfer {
     if (acl) this.registerMetrics();
     clearInterval(this.timer);
     this.timer = undefined;
-    if (acl && acl.notify.length > 0) {
+    // With or without NOTIFY targets: the serial moves only when read, and an SOA answer from the
+    // response cache does not read it. Without this, a change made within a second of the last
+    // move left the old serial cached for as long as nothing else asked the resolver, and a
+    // secondary polling the SOA (a range in --transfer-to gets no NOTIFY) saw no change.
+    if (acl) {
       this.timer = setInterval(() => this.check(), this.o.checkEveryMs ?? 1000);
       this.timer.unref();
     }
@@ -247,6 +251,7 @@ export class ZoneTransfer {
     return t;
   }
 
+  /** Every second: reads the serial (which moves it when a change is due) and NOTIFYs the secondaries when it moved. */
   private check(): void {
     if (this.o.isSynced && !this.o.isSynced()) return;
     const s = this.o.cluster.serial; // reading it moves it when a change is due
