@@ -6,7 +6,7 @@ import { spawn } from 'node:child_process';
 import { createSocket } from 'node:dgram';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
-import { query } from '@kube-dns/dns-client';
+import { buildQuery, exchange, query } from '@kube-dns/dns-client';
 import { clusterIPService, freePort, startFakeApiServer, startTestDnsServer, type FakeApiServer } from '@kube-dns/testkit';
 
 const BIN = fileURLToPath(new URL('../../bin/kube-dns.js', import.meta.url));
@@ -95,6 +95,25 @@ test('--log-queries=1: one JSON line per query with client, name, type, rcode, d
   assert.deepEqual([tcp!.transport, tcp!.type, tcp!.rcode], ['tcp', 'AAAA', 'NXDOMAIN']);
   assert.match(tcp!.client, /^127\.0\.0\.1:\d+$/);
   assert.deepEqual([fwd!.name, fwd!.rcode, fwd!.cached], ['www.example.org', 'NOERROR', false]);
+});
+
+test('the rcode logged is the one answered: a zone transfer\'s (framed: its header further in) and BADVERS (its high bits in the OPT record)', async (t) => {
+  const api = await cluster();
+  const kd = await serve(api, ['--log-queries=1', '--transfer-to=127.0.0.1']);
+  t.after(async () => {
+    await kd.stop();
+    await api.close();
+  });
+  // the IDs' low bits are what a misread rcode would show: 3 NXDOMAIN, 4 NOTIMP, 11
+  for (const id of [0x1233, 0x1234, 0x123b]) {
+    const r = await exchange(kd.server, buildQuery({ name: 'cluster.local', type: 'AXFR', id }), 'tcp', 5000);
+    assert.equal(r.readUInt16BE(2) & 0xf, 0, 'the transfer was answered NOERROR');
+  }
+  const v1 = buildQuery({ name: 'kubernetes.default.svc.cluster.local', type: 'A', ednsUdpSize: 1232 });
+  v1.writeUInt8(1, v1.length - 11 + 6); // the OPT record's TTL, byte 2: the EDNS version
+  await exchange(kd.server, v1, 'udp', 5000);
+  assert.ok(await waitFor(() => kd.lines().length >= 4), kd.stderr());
+  assert.deepEqual(kd.lines().map((l) => [l.type, l.rcode]), [['AXFR', 'NOERROR'], ['AXFR', 'NOERROR'], ['AXFR', 'NOERROR'], ['A', 'BADVERS']]);
 });
 
 test("a name's bytes as dig shows them: non-ASCII and control octets as \\DDD, quotes and newlines never break or forge the line", async (t) => {
@@ -197,7 +216,7 @@ test('every query left out by the cap is counted on stderr: a flood that ends, t
   assert.equal(lines + notLogged, 500, `${lines} lines written and ${notLogged} said to be left out, of 500 queries`);
 });
 
-test('a stdout nobody reads (a stuck log pipe): every query is still answered', async (t) => {
+test('a stdout nobody reads (a stuck log pipe): every query is still answered, and the log resumes once the pipe is read again', async (t) => {
   const api = await cluster();
   const kd = await serve(api, ['--log-queries=1', '--log-queries-max-rate=1000000'], { readStdout: false });
   t.after(async () => {
@@ -213,4 +232,11 @@ test('a stdout nobody reads (a stuck log pipe): every query is still answered', 
     );
   }
   assert.equal(answered, 4000);
+  // node leaves kube-dns's stdout non-blocking: a full pipe is EAGAIN, which must mean "wait",
+  // not a broken log turned off for good
+  let out = '';
+  kd.p.stdout!.on('data', (d) => (out += d));
+  for (let k = 0; k < 10; k++) await query(kd.server, { name: `after-${k}.default.svc.cluster.local`, type: 'A', timeoutMs: 5000 });
+  assert.ok(await waitFor(() => (out.match(/"name":"after-\d\.default/g) ?? []).length === 10, 15_000), `the lines after the pipe drained: ${(out.match(/"name":"after-\d\.default/g) ?? []).length} of 10\n${kd.stderr()}`);
+  assert.doesNotMatch(kd.stderr(), /cannot be written/);
 });

@@ -32,6 +32,18 @@ test('qtypes a client makes up are counted under one "other" label, not one seri
   );
 });
 
+test('a BADVERS answer (EDNS version 1) is counted as BADVERS, not as the NOERROR its header holds', async (t) => {
+  const s = await startStack();
+  t.after(s.stop);
+  s.zone.setService(clusterIP('default', 'web', ['10.0.0.5'], [port('http', 80)]));
+  const v1 = buildQuery({ name: 'web.default.svc.cluster.local', type: 'A', ednsUdpSize: 1232 });
+  v1.writeUInt8(1, v1.length - 11 + 6); // the OPT record's TTL, byte 2: the EDNS version
+  const r = await exchange(s.server, v1, 'udp', 2000);
+  assert.equal(r.readUInt16BE(2) & 0xf, 0, 'the low 4 bits of 16 in the header');
+  const series = (await s.metrics.registry.metrics()).split('\n').filter((l) => l.startsWith('kubedns_dns_requests_total{'));
+  assert.deepEqual(series, ['kubedns_dns_requests_total{qtype="A",rcode="BADVERS",transport="udp"} 1']);
+});
+
 test('names are echoed as bytes: 0x20 case, non-ASCII octets and a 63-octet label of 0xFF come back exactly', async (t) => {
   const s = await startStack();
   t.after(s.stop);

@@ -7,10 +7,10 @@ import { collectProcessMetrics } from '@kube-dns/config/process-metrics';
 import type { Transport } from '@kube-dns/dns-client';
 import type { QueryObserver, System } from '../server/handler.js';
 import type { TcpStats } from '../server/tcp.js';
+import { rcodeName } from '../server/wire.js';
 import { FastHistogram, registerScraped, type Value } from './query-metrics.js';
 import { watchStalls, type StallWatch } from '../runtime/stall-watch.js';
 
-const RCODE_NAMES = ['NOERROR', 'FORMERR', 'SERVFAIL', 'NXDOMAIN', 'NOTIMP', 'REFUSED'];
 const TRANSPORTS = ['udp', 'tcp'] as const;
 const SYSTEMS = ['auth', 'recursive', 'reverse'] as const;
 const CAUSES = ['nxdomain', 'servfail', 'refused'] as const;
@@ -28,7 +28,6 @@ const SKY_IN_OURS = SKY_DURATION_BUCKETS.map((b) => {
   return i;
 });
 const SKY_SIZE_BUCKETS = [0, 512, 1024, 1500, 2048, 4096, 8192, 12288, 16384, 20480, 24576, 28672, 32768, 36864, 40960, 45056, 49152, 53248, 57344, 61440, 65536];
-const rcodeName = (n: number) => RCODE_NAMES[n] ?? `RCODE${n}`;
 /**
  * qtypes with a label of their own; every other number a client sends is counted as 'other', so
  * the series of kubedns_dns_requests_total stay a small fixed set whatever arrives on the wire.

@@ -8,17 +8,17 @@
 //     fill the node's disk; what is left out is counted and said on stderr at most once a minute
 //     (the count of a flood that ended in between a minute later, and what is left at stop);
 //   - written through an asynchronous stream whose buffer is bounded (1 MiB): a stdout nobody
-//     reads (a stuck log pipe) drops lines instead of holding queries or growing memory;
-//   - any error of the stream turns the query log off, with one message; answers go on.
+//     reads (a stuck log pipe) drops lines instead of holding queries or growing memory, and
+//     once it is read again the lines flow again (a full pipe is a wait, not an error);
+//   - any other error of the stream turns the query log off, with one message; answers go on.
 import { Buffer } from 'node:buffer';
 import { performance } from 'node:perf_hooks';
-import { createWriteStream } from 'node:fs';
-import type { Writable } from 'node:stream';
+import { write } from 'node:fs';
+import { Writable } from 'node:stream';
 import type { Logger } from '@kube-dns/config';
 import type { Transport } from '@kube-dns/dns-client';
-import { qtypeName } from '../server/handler.js';
-
-const RCODES = ['NOERROR', 'FORMERR', 'SERVFAIL', 'NXDOMAIN', 'NOTIMP', 'REFUSED'];
+import { qtypeName, replyRcode } from '../server/handler.js';
+import { rcodeName, type ParsedQuery } from '../server/wire.js';
 const DROP_REPORT_MS = 60_000;
 
 /**
@@ -33,23 +33,48 @@ function presentationName(name: string): string {
   return name.replace(UNPRINTABLE, (c) => (c === '\\' ? '\\\\' : `\\${String(c.charCodeAt(0)).padStart(3, '0')}`));
 }
 
+/**
+ * stdout as the query log writes it: each chunk through fs.write on the thread pool, never
+ * blocking the event loop. Node leaves fd 1 non-blocking once anything touched `process.stdout`
+ * (a pipe's file description is shared, so the flag is ours too), and a full pipe is then EAGAIN
+ * from write(2). fs.WriteStream takes that for an error; here it is a wait: the chunk is tried
+ * again after a pause that grows to 100 ms, while record() drops new lines past the bound.
+ */
+export class StdoutSink extends Writable {
+  constructor(private readonly fd = 1) {
+    super({ decodeStrings: true });
+  }
+
+  override _write(chunk: Buffer, _encoding: BufferEncoding, done: (err?: Error | null) => void): void {
+    this.attempt(chunk, 0, done, 1);
+  }
+
+  private attempt(chunk: Buffer, offset: number, done: (err?: Error | null) => void, pauseMs: number): void {
+    write(this.fd, chunk, offset, chunk.length - offset, null, (err, n) => {
+      if (err && (err.code === 'EAGAIN' || err.code === 'EWOULDBLOCK')) {
+        setTimeout(() => this.attempt(chunk, offset, done, Math.min(pauseMs * 2, 100)), pauseMs).unref();
+      } else if (err) {
+        done(err);
+      } else if (offset + n < chunk.length) {
+        this.attempt(chunk, offset + n, done, 1); // a pipe may take part of a large chunk
+      } else {
+        done();
+      }
+    });
+  }
+}
+
 export interface QueryLogOptions {
   /** Share of queries logged, 0..1. */
   rate: number;
   /** Lines per second at most. */
   maxPerSecond: number;
   log: Logger;
-  /** Default: stdout (fd 1) through an asynchronous file stream. */
+  /** Default: stdout (fd 1) through a StdoutSink. */
   out?: Writable;
   /** Bytes waiting in the stream beyond which lines are dropped (default 1 MiB). */
   maxBufferBytes?: number;
   random?: () => number;
-}
-
-/** What the handler knows of a query (its ParsedQuery). */
-export interface LoggedQuestion {
-  readonly name: string;
-  qtype: number;
 }
 
 export class QueryLog {
@@ -67,7 +92,7 @@ export class QueryLog {
   written = 0;
 
   constructor(private readonly opts: QueryLogOptions) {
-    this.out = opts.out ?? createWriteStream('', { fd: 1, autoClose: false });
+    this.out = opts.out ?? new StdoutSink();
     this.maxBuffer = opts.maxBufferBytes ?? 1 << 20;
     this.random = opts.random ?? Math.random;
     this.out.on('error', (e: Error) => {
@@ -81,17 +106,15 @@ export class QueryLog {
    * Called by the handler for every answered query (a sync reply or a promise of one). Cheap when
    * the query is not sampled: one random number.
    */
-  record(q: LoggedQuestion, transport: Transport, address: string | undefined, port: number | undefined, started: number, reply: Buffer | Promise<Buffer | undefined> | undefined, cached: boolean): void {
+  record(q: ParsedQuery, transport: Transport, address: string | undefined, port: number | undefined, started: number, reply: Buffer | Promise<Buffer | undefined> | undefined, cached: boolean): void {
     if (this.off || this.random() >= this.opts.rate) return;
     try {
       if (!this.admit()) return;
-      const name = q.name;
-      const qtype = q.qtype;
       if (reply === undefined || Buffer.isBuffer(reply)) {
-        this.write(name, qtype, transport, address, port, started, reply, cached);
+        this.write(q, transport, address, port, started, reply, cached);
       } else {
         reply.then(
-          (r) => this.write(name, qtype, transport, address, port, started, r, false),
+          (r) => this.write(q, transport, address, port, started, r, false),
           () => undefined,
         );
       }
@@ -138,17 +161,16 @@ export class QueryLog {
     this.reportDrops();
   }
 
-  private write(name: string, qtype: number, transport: Transport, address: string | undefined, port: number | undefined, started: number, reply: Buffer | undefined, cached: boolean): void {
+  private write(q: ParsedQuery, transport: Transport, address: string | undefined, port: number | undefined, started: number, reply: Buffer | undefined, cached: boolean): void {
     if (this.off) return;
     try {
-      const rc = reply && reply.length >= 4 ? reply[3]! & 0xf : undefined;
       const line = JSON.stringify({
         time: new Date().toISOString(),
         client: address === undefined ? null : address.includes(':') ? `[${address}]:${port}` : `${address}:${port}`,
         transport,
-        name: presentationName(name),
-        type: qtypeName(qtype),
-        rcode: rc === undefined ? 'NOREPLY' : (RCODES[rc] ?? `RCODE${rc}`),
+        name: presentationName(q.name),
+        type: qtypeName(q.qtype),
+        rcode: reply ? rcodeName(replyRcode(q, reply)) : 'NOREPLY',
         durationMs: Math.round((performance.now() - started) * 1000) / 1000,
         cached,
       });

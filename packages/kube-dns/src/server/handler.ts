@@ -92,6 +92,20 @@ function isArpa(lname: string): boolean {
 /** AXFR (252) and IXFR (251): zone transfers, never answered by the resolver. */
 const isTransfer = (qtype: number): boolean => qtype === 252 || qtype === 251;
 
+/**
+ * The rcode of a reply (metrics, query log): a zone transfer's from its first message (the reply
+ * is framed: a length before each message); BADVERS for an EDNS version over 0, which answer()
+ * gives every such query (the header holds only its low 4 bits, 0; the OPT record the rest);
+ * else the header's.
+ */
+export function replyRcode(q: ParsedQuery, reply: Buffer): number {
+  if (reply.length < 4) return RCODE.SERVFAIL;
+  // the type is compared first, so other queries skip the WeakSet
+  if (isTransfer(q.qtype) && isFramed(reply)) return reply.length >= 6 ? reply[5]! & 0xf : RCODE.SERVFAIL;
+  const rc = reply[3]! & 0xf;
+  return rc === RCODE.NOERROR && q.edns !== undefined && q.edns.version > 0 ? RCODE.BADVERS : rc;
+}
+
 export interface QueryLogSink {
   record(q: ParsedQuery, transport: Transport, address: string | undefined, port: number | undefined, started: number, reply: Buffer | Promise<Buffer | undefined> | undefined, cached: boolean): void;
 }
@@ -142,10 +156,7 @@ export class DnsHandler {
 
   private done(q: ParsedQuery, reply: Buffer, transport: Transport, started: number, system: System, cacheHit: boolean): Buffer {
     this.lastHit = cacheHit;
-    // only a zone transfer's reply is framed (a length before each message): the type is
-    // compared first, so other queries skip the WeakSet
-    const rcode = isTransfer(q.qtype) && isFramed(reply) ? RCODE.NOERROR : reply.length >= 4 ? reply[3]! & 0xf : RCODE.SERVFAIL;
-    this.opts.observer?.observe(q.qtype, rcode, transport, system, (performance.now() - started) / 1000, reply.length, cacheHit);
+    this.opts.observer?.observe(q.qtype, replyRcode(q, reply), transport, system, (performance.now() - started) / 1000, reply.length, cacheHit);
     return reply;
   }
 

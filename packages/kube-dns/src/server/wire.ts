@@ -24,7 +24,11 @@ export const enum Flag {
   CD = 0x0010,
 }
 
-export const RCODE = { NOERROR: 0, FORMERR: 1, SERVFAIL: 2, NXDOMAIN: 3, NOTIMP: 4, REFUSED: 5 } as const;
+export const RCODE = { NOERROR: 0, FORMERR: 1, SERVFAIL: 2, NXDOMAIN: 3, NOTIMP: 4, REFUSED: 5, BADVERS: 16 } as const;
+
+const RCODE_NAMES: Record<number, string> = Object.fromEntries(Object.entries(RCODE).map(([k, v]) => [v, k]));
+/** 'NOERROR', ..., 'BADVERS' (16: 4 bits in the header, the rest in the OPT record), or 'RCODE<n>'. */
+export const rcodeName = (n: number): string => RCODE_NAMES[n] ?? `RCODE${n}`;
 export const TYPE_OPT = 41;
 export const TYPE_ANY = 255;
 export const CLASS_IN = 1;
