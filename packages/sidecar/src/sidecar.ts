@@ -7,7 +7,7 @@ import { type HealthBody, type ProbeHealthState, type ProbeOutcome, evaluateHeal
 import { createApp } from './http.js';
 import { createMetrics, type SidecarMetrics } from './metrics.js';
 import type { SidecarOptions } from './options.js';
-import { Prober } from './probe.js';
+import { PROBE_TIMEOUT_MS, Prober } from './probe.js';
 import type { ProbeSpec } from './probe-spec.js';
 
 export interface SidecarRuntime {
@@ -37,7 +37,7 @@ export async function startSidecar(options: SidecarOptions, runtime: SidecarRunt
   const health = (label: string): HealthBody | undefined => {
     const entry = states.get(label);
     if (!entry) return undefined;
-    return evaluateHealth(entry.state, { threshold: options.probeFailureThreshold, intervalMs: entry.spec.intervalMs }, now());
+    return evaluateHealth(entry.state, { threshold: options.probeFailureThreshold, intervalMs: entry.spec.intervalMs, timeoutMs: runtime.probeTimeoutMs ?? PROBE_TIMEOUT_MS }, now());
   };
 
   const onOutcome = (spec: ProbeSpec, outcome: ProbeOutcome) => {

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { type ProbeHealthState, evaluateHealth, healthJson, initialHealth, recordOutcome } from '../src/index.js';
 
-const policy = { threshold: 3, intervalMs: 5000 };
+const policy = { threshold: 3, intervalMs: 5000, timeoutMs: 2000 };
 const ok = (at: number, latencyMs = 2) => ({ ok: true, latencyMs, at });
 const fail = (at: number, error = 'no RRs for domain "x."') => ({ ok: false, latencyMs: 0, error, at });
 
@@ -36,16 +36,30 @@ test('threshold 1 behaves as the original: the last probe decides', () => {
   assert.equal(evaluateHealth(s, { ...policy, threshold: 1 }, 1000).IsOk, false);
 });
 
-test('no success for more than 3 intervals fails the check and says so', () => {
+test('no success for more than 3 rounds and a timeout fails the check and says so', () => {
   const s = recordOutcome(initialHealth(), ok(0));
-  assert.equal(evaluateHealth(s, policy, 15_000).IsOk, true);
-  assert.deepEqual(evaluateHealth(s, policy, 15_001), {
+  assert.equal(evaluateHealth(s, policy, 17_000).IsOk, true);
+  assert.deepEqual(evaluateHealth(s, policy, 17_001), {
     IsOk: false,
     LatencySeconds: 0,
-    Err: 'no successful probe for 15.001s (more than 3 intervals of 5s)',
+    Err: 'no successful probe for 17.001s (more than 3 rounds of 5s and a timeout of 2s)',
   });
-  const withFailure = recordOutcome(s, fail(6000, 'boom'));
+  const withFailure = recordOutcome(s, fail(7000, 'boom'));
   assert.match(evaluateHealth(withFailure, policy, 20_000).Err, /^no successful probe for 20s .*; last error: boom$/);
+});
+
+test('probes every second with a 2 s timeout: one or two lost packets never fail the check by age', () => {
+  const fast = { threshold: 3, intervalMs: 1000, timeoutMs: 2000 };
+  // as the prober runs: a success at 0; the probe started at 1 s is lost and fails at 3 s; the next
+  // starts then, is lost too and fails at 5 s; the next starts then and succeeds
+  let s = recordOutcome(initialHealth(), ok(0));
+  for (let t = 0; t <= 3000; t += 100) assert.equal(evaluateHealth(s, fast, t).IsOk, true, `the first loss still pending at ${t} ms`);
+  s = recordOutcome(s, fail(3000));
+  for (let t = 3000; t <= 5000; t += 100) assert.equal(evaluateHealth(s, fast, t).IsOk, true, `one failure at ${t} ms`);
+  s = recordOutcome(s, fail(5000));
+  assert.equal(evaluateHealth(s, fast, 5050).IsOk, true, 'two failures, the third probe on its way');
+  // a prober that stopped: 503 once 3 rounds of 2 s and a timeout have gone by
+  assert.equal(evaluateHealth(s, fast, 8001).IsOk, false);
 });
 
 test('the JSON body has the original field names and Go escaping', () => {
