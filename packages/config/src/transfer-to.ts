@@ -18,6 +18,8 @@ export function parseTransferTo(raw: string): TransferAcl {
   const allow = new BlockList();
   const notify: Nameserver[] = [];
   const entries = raw.split(',').map((s) => s.trim()).filter(Boolean);
+  // "," would turn transfers on (a moving serial, the metrics) with nobody allowed; "" is "off"
+  if (entries.length === 0 && raw.trim() !== '') throw new Error(`${JSON.stringify(raw)} names no CIDR or IP[:port] (leave it empty to turn transfers off)`);
   for (const entry of entries) {
     const slash = entry.indexOf('/');
     if (slash >= 0) {

@@ -178,6 +178,13 @@ test('an invalid key rejects the whole update, however valid the other keys are'
   const both = parseConfig({ stubDomains: '{"$": ["1.1.1.1"]}', hosts: 'x y' });
   assert.ok(!both.ok);
   assert.deepEqual(both.errors.map((e) => e.key), ['stubDomains', 'hosts']);
+  // transferTo: "" turns transfers off; separators alone name nobody and are refused
+  const off = parseConfig({ transferTo: '' });
+  assert.ok(off.ok);
+  assert.deepEqual(off.config.zoneOverrides, { transferTo: '' });
+  const commas = parseConfig({ transferTo: ' , ' });
+  assert.ok(!commas.ok);
+  assert.match(commas.errors[0]!.reason, /names no CIDR or IP\[:port\]/);
 });
 
 test('a full valid ConfigMap fills every setting; missing keys and unknown keys leave defaults', () => {

@@ -18,6 +18,7 @@ import { isFramed } from '../src/transfer/messages.js';
 import { parseQuery } from '../src/server/wire.js';
 import { Zone } from '../src/records/zone.js';
 import type { ResolveOptions } from '../src/resolve/types.js';
+import { parseOptions } from '../src/options.js';
 import { clusterIP, ep, externalName, headless, lines, port, slice } from './resolve-fixtures.js';
 
 test('ACL: CIDRs and single IPs allow, IPv4-mapped IPv6 counts as IPv4, only IP entries are notified', () => {
@@ -31,6 +32,9 @@ test('ACL: CIDRs and single IPs allow, IPv4-mapped IPv6 counts as IPv4, only IP 
   assert.equal(allowed(acl, '127.0.0.1'), false);
   assert.equal(allowed(acl, undefined), false);
   assert.deepEqual(acl.notify.map((n) => `${n.host}:${n.port}`), ['192.0.2.53:5353', '2001:db8::53:53']);
+  // separators alone name nobody: an error, not transfers on for no one
+  for (const raw of [',', ' , ,']) assert.throws(() => parseTransferTo(raw), /names no CIDR or IP\[:port\]/, raw);
+  assert.throws(() => parseOptions(['--transfer-to=,']), /--transfer-to=,: "," names no CIDR/);
 });
 
 test('serial: unchanged without a change; a change moves it to the clock, at most once a second; it never runs ahead of the clock', () => {
