@@ -17,7 +17,7 @@ export interface ProbeOutcome {
   latencyMs: number;
   /** Set when !ok. */
   error?: string;
-  /** Completion time, ms since the epoch. */
+  /** Completion time, ms on the monotonic clock (probe.ts, monotonicNow). */
   at: number;
 }
 

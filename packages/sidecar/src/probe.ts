@@ -11,6 +11,14 @@ import { sleep } from './sleep.js';
 
 export const PROBE_TIMEOUT_MS = 2000;
 
+/**
+ * The clock of probe outcomes and of the health check's age rule: ms on the monotonic clock,
+ * counted from when the process started on the epoch's scale. A step of the wall clock (a VM
+ * resumed, NTP stepping at boot) would otherwise age the last success by the step: a day
+ * forward turned a healthy probe 503 until the next one.
+ */
+export const monotonicNow = (): number => performance.timeOrigin + performance.now();
+
 export async function runProbe(spec: Pick<ProbeSpec, 'server' | 'name' | 'type'>, timeoutMs = PROBE_TIMEOUT_MS): Promise<ProbeOutcome> {
   const started = performance.now();
   try {
@@ -18,11 +26,11 @@ export async function runProbe(spec: Pick<ProbeSpec, 'server' | 'name' | 'type'>
     const r = await query(spec.server, { name: spec.name, type: spec.type as dnsPacket.RecordType, class: 'IN', transport: 'udp', timeoutMs });
     const latencyMs = performance.now() - started;
     if ((r.packet.answers ?? []).length === 0) {
-      return { ok: false, latencyMs: 0, error: `no RRs for domain ${JSON.stringify(spec.name)}`, at: Date.now() };
+      return { ok: false, latencyMs: 0, error: `no RRs for domain ${JSON.stringify(spec.name)}`, at: monotonicNow() };
     }
-    return { ok: true, latencyMs, at: Date.now() };
+    return { ok: true, latencyMs, at: monotonicNow() };
   } catch (e) {
-    return { ok: false, latencyMs: 0, error: errorText(e, spec.server), at: Date.now() };
+    return { ok: false, latencyMs: 0, error: errorText(e, spec.server), at: monotonicNow() };
   }
 }
 

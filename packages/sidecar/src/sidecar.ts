@@ -7,7 +7,7 @@ import { type HealthBody, type ProbeHealthState, type ProbeOutcome, evaluateHeal
 import { createApp } from './http.js';
 import { createMetrics, type SidecarMetrics } from './metrics.js';
 import type { SidecarOptions } from './options.js';
-import { PROBE_TIMEOUT_MS, Prober } from './probe.js';
+import { PROBE_TIMEOUT_MS, Prober, monotonicNow } from './probe.js';
 import type { ProbeSpec } from './probe-spec.js';
 
 export interface SidecarRuntime {
@@ -16,7 +16,7 @@ export interface SidecarRuntime {
   probeTimeoutMs?: number;
   /** Start offset of each probe within its first interval, [0,1) (default random). */
   random?: () => number;
-  /** Clock for the health staleness rule (default Date.now). */
+  /** Clock for the health staleness rule (default monotonicNow, probe.ts). */
   now?: () => number;
 }
 
@@ -29,7 +29,7 @@ export interface RunningSidecar {
 
 export async function startSidecar(options: SidecarOptions, runtime: SidecarRuntime = {}): Promise<RunningSidecar> {
   const log = runtime.logger ?? silentLogger();
-  const now = runtime.now ?? Date.now;
+  const now = runtime.now ?? monotonicNow;
   const metrics = createMetrics(options.prometheusNamespace, options.probes.map((p) => p.label));
   const states = new Map<string, { spec: ProbeSpec; state: ProbeHealthState }>();
   for (const spec of options.probes) states.set(spec.label, { spec, state: initialHealth() });

@@ -51,3 +51,21 @@ test('/healthcheck/<label> turns 503 after N consecutive failures and 200 after 
   assert.ok(Number(families.get('kubedns_probe_flip_latency_ms')?.metrics[0]?.count) >= 4);
   assert.equal((await getHealth(sidecar.port, 'flip')).status, 200);
 });
+
+test('a step of the wall clock (a VM resumed, NTP stepping) does not fail the check: the age rule runs on the monotonic clock', async (t) => {
+  const server = await startTestDnsServer({ handler: async (q) => ({ answers: [{ name: q.name, type: 'A', ttl: 30, data: '10.0.0.1' }] }) });
+  t.after(() => server.close());
+  // one probe an hour: after the first success, only the age rule can change the answer
+  // the wall clock as the process sees it, stepped at will
+  const realNow = Date.now;
+  let step = 0;
+  Date.now = () => realNow() + step;
+  t.after(() => (Date.now = realNow));
+  const sidecar = await startSidecar(testOptions({ dnsmasqPort: await freePort(), probes: [probe('step', server.port, 'step.local', 3_600_000, 'A')] }), { random: () => 0 });
+  t.after(() => sidecar.stop());
+  await waitFor('the first success', async () => (await getHealth(sidecar.port, 'step')).status === 200);
+  step = 24 * 3_600_000; // a day forward
+  assert.equal((await getHealth(sidecar.port, 'step')).status, 200, 'a day forward');
+  step = -24 * 3_600_000; // and back
+  assert.equal((await getHealth(sidecar.port, 'step')).status, 200, 'a day back');
+});
