@@ -27,6 +27,8 @@ test('a malformed selector is one clear flag error at start', () => {
     ['--labels=app=we b', /not a valid label value/],
     ['--namespace-labels=a,,b', /--namespace-labels=a,,b: not a label selector: empty requirement/],
     ['--namespaces=default,Bad_NS', /--namespaces: "Bad_NS" is not a valid namespace name/],
+    ['--labels=tier>1', /--labels=tier>1: not a label selector: "tier>1": the ">" operator is not supported \(=, ==, !=, in, notin, key and !key are\)/],
+    ['--namespace-labels=a=b, rank < 3', /"rank < 3": the "<" operator is not supported/],
   ] as const) {
     assert.throws(() => parseOptions([arg]), want, arg);
   }

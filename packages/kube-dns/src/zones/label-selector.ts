@@ -56,6 +56,9 @@ function parseRequirement(raw: string): Requirement {
     const values = set[3]!.split(',').map((v) => checkValue(v.trim()));
     return { key: checkKey(set[1]!), op: set[2] as 'in' | 'notin', values };
   }
+  // Kubernetes also parses `key>n` and `key<n` (node affinity's Gt/Lt); not taken here
+  const compare = /^([^<>=!\s]+)\s*([<>])/.exec(s);
+  if (compare) throw new Error(`${JSON.stringify(s)}: the "${compare[2]}" operator is not supported (=, ==, !=, in, notin, key and !key are)`);
   const eq = /^([^=!\s]+)\s*(==|=|!=)\s*(.*)$/.exec(s);
   if (eq) {
     const value = checkValue(eq[3]!.trim());
