@@ -3,7 +3,10 @@
 // does not know them); others go to the system resolver. A name that does not resolve is left
 // out (never written as an unusable line) and reported; the caller retries later. A name that
 // resolved before keeps its last address while it fails (kube-dns restarting, a slow node
-// resolver): dropped, its stub domain's names would go to the upstream servers meanwhile.
+// resolver): dropped, its stub domain's names would go to the upstream servers meanwhile. A name
+// with several addresses (a headless Service, whose answers kube-dns rotates) keeps the one it
+// had while that is still among them, else takes the lowest: following the rotation rewrote
+// the servers file at every refresh, and each rewrite empties dnsmasq's cache.
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import type { Logger, Nameserver } from '@kube-dns/config';
@@ -16,8 +19,8 @@ export interface ResolveOptions {
   clusterDomain: string;
   log: Logger;
   timeoutMs?: number;
-  /** The system resolver (getaddrinfo: /etc/hosts, then DNS); injectable for tests. */
-  systemLookup?: (name: string) => Promise<string>;
+  /** The system resolver (getaddrinfo: /etc/hosts, then DNS): every address; injectable for tests. */
+  systemLookup?: (name: string) => Promise<string | string[]>;
   /** The previous result's `addresses`: where a name that fails now last resolved to. */
   lastKnown?: ReadonlyMap<string, string>;
 }
@@ -35,20 +38,27 @@ export function isClusterName(name: string, clusterDomain: string): boolean {
   return n === clusterDomain || n.endsWith(`.${clusterDomain}`);
 }
 
-async function defaultSystemLookup(name: string): Promise<string> {
-  return (await lookup(name)).address;
+async function defaultSystemLookup(name: string): Promise<string[]> {
+  return (await lookup(name, { all: true })).map((a) => a.address);
 }
 
-/** A and then AAAA through kube-dns; the first address. */
-export async function lookupThroughKubeDns(name: string, server: { host: string; port: number }, timeoutMs: number): Promise<string> {
+/** A and then AAAA through kube-dns; every address of the first type that has any. */
+export async function lookupThroughKubeDns(name: string, server: { host: string; port: number }, timeoutMs: number): Promise<string[]> {
   const problems: string[] = [];
   for (const type of ['A', 'AAAA'] as const) {
     const r = await query(server, { name, type, timeoutMs });
-    const answer = (r.packet.answers ?? []).find((a) => a.type === type);
-    if (answer) return String((answer as { data: unknown }).data);
+    const found = (r.packet.answers ?? []).filter((a) => a.type === type).map((a) => String((a as { data: unknown }).data));
+    if (found.length > 0) return found;
     problems.push(`${type}: ${rcodeOf(r.packet)}${rcodeOf(r.packet) === 'NOERROR' ? ' without an address' : ''}`);
   }
   throw new Error(`${server.host}:${server.port} answered ${problems.join(', ')}`);
+}
+
+/** The address kept for a name: the last one while still among `found`, else the lowest. */
+function steadyAddress(found: string[], last: string | undefined): string {
+  if (found.length === 0) throw new Error('no address');
+  if (last !== undefined && found.includes(last)) return last;
+  return [...found].sort()[0]!;
 }
 
 export async function resolveStubDomains(stubDomains: ReadonlyMap<string, readonly Nameserver[]>, opts: ResolveOptions): Promise<ResolvedStubDomains> {
@@ -58,7 +68,8 @@ export async function resolveStubDomains(stubDomains: ReadonlyMap<string, readon
   const resolveName = (name: string) => {
     let p = cache.get(name);
     if (!p) {
-      p = isClusterName(name, opts.clusterDomain) ? lookupThroughKubeDns(name, opts.kubednsServer, timeoutMs) : systemLookup(name);
+      const all = isClusterName(name, opts.clusterDomain) ? lookupThroughKubeDns(name, opts.kubednsServer, timeoutMs) : systemLookup(name);
+      p = all.then((found) => steadyAddress(typeof found === 'string' ? [found] : found, opts.lastKnown?.get(name)));
       cache.set(name, p);
     }
     return p;

@@ -71,6 +71,42 @@ test('a name that resolved before keeps its last address while kube-dns does not
   assert.deepEqual([...r.addresses], [['x.svc.cluster.local', '10.96.0.53']]);
 });
 
+test('a name whose answers rotate (a headless Service, a round-robin record) keeps one address from refresh to refresh', async (t) => {
+  let asked = 0;
+  const kubedns = await startTestDnsServer({
+    handler: (q) => {
+      const ips = ['10.96.0.54', '10.96.0.53', '10.96.0.55'];
+      for (let i = 0; i < asked % 3; i++) ips.push(ips.shift()!); // each answer rotated by one
+      asked++;
+      return q.type === 'A' ? { answers: ips.map((data) => ({ name: q.name, type: 'A' as const, ttl: 0, data })) } : {};
+    },
+  });
+  t.after(() => kubedns.close());
+  let turn = 0;
+  const system = ['192.0.2.9', '192.0.2.7', '192.0.2.8'];
+  const opts = {
+    kubednsServer: { host: kubedns.host, port: kubedns.port },
+    clusterDomain: 'cluster.local',
+    log: silentLogger(),
+    systemLookup: async () => system.slice(turn % 3).concat(system.slice(0, turn % 3)),
+  };
+  const domains = stubs({ 'a.example': ['ns.infra.svc.cluster.local'], 'b.example': ['ns.corp.example'] });
+  let last: ReadonlyMap<string, string> | undefined;
+  const seen: string[] = [];
+  for (turn = 0; turn < 6; turn++) {
+    const r = await resolveStubDomains(domains, { ...opts, ...(last && { lastKnown: last }) });
+    seen.push(`${r.stubDomains.get('a.example')![0]!.ip} ${r.stubDomains.get('b.example')![0]!.ip}`);
+    last = r.addresses;
+  }
+  assert.deepEqual(new Set(seen), new Set(['10.96.0.53 192.0.2.7']), 'the lowest address, then the same one every time');
+  // the kept address leaves the answers: the lowest of the new ones
+  const moved = await resolveStubDomains(domains, { ...opts, systemLookup: async () => ['192.0.2.30', '192.0.2.20'], lastKnown: last! });
+  assert.equal(moved.stubDomains.get('b.example')![0]!.ip, '192.0.2.20');
+  // and an address still answered stays, though it is not the lowest
+  const kept = await resolveStubDomains(domains, { ...opts, systemLookup: async () => ['192.0.2.1', '192.0.2.30'], lastKnown: new Map([['ns.corp.example', '192.0.2.30']]) });
+  assert.equal(kept.stubDomains.get('b.example')![0]!.ip, '192.0.2.30');
+});
+
 test('cluster names are those under the configured cluster domain', () => {
   assert.equal(isClusterName('kubernetes.default.svc.cluster.local', 'cluster.local'), true);
   assert.equal(isClusterName('cluster.local.', 'cluster.local'), true);
