@@ -52,6 +52,8 @@ export class Nanny extends EventEmitter<NannyEvents> {
   /** Where stub server names last resolved to (resolve-names.ts). */
   private stubAddresses = new Map<string, string>();
   private resolvWarned = false;
+  /** The config whose cluster-domain stub was last warned about. */
+  private clusterStubWarned: KubeDnsConfig | undefined;
   private stopped = false;
 
   constructor(
@@ -231,7 +233,14 @@ export class Nanny extends EventEmitter<NannyEvents> {
   /** The servers file's lines for `config`: stub domains (names resolved), then the upstreams. */
   private async desiredLines(config: KubeDnsConfig): Promise<string[]> {
     const { opts, log } = this;
-    const stubs = await resolveStubDomains(config.stubDomains, {
+    // the cluster domain is kube-dns's (the manifest's --server=/cluster.local/...): a server line
+    // of the ConfigMap for it would have dnsmasq ask both, and take the answer that comes first
+    const stubDomains = new Map([...config.stubDomains].filter(([d]) => d !== opts.clusterDomain));
+    if (stubDomains.size < config.stubDomains.size && this.clusterStubWarned !== config) {
+      this.clusterStubWarned = config; // once per ConfigMap load, not at every refresh
+      log.warn({ key: 'stubDomains', domain: opts.clusterDomain }, `stubDomains: ${opts.clusterDomain} is the cluster domain: ignored, its names go to kube-dns (as kube-dns itself ignores it)`);
+    }
+    const stubs = await resolveStubDomains(stubDomains, {
       kubednsServer: opts.kubednsServer,
       clusterDomain: opts.clusterDomain,
       log,

@@ -78,6 +78,23 @@ test('stub domains and upstreams route each query to its configured server, and 
   );
 });
 
+test('the cluster domain as a stub domain is ignored with a warning: its names keep going to kube-dns alone', async (t) => {
+  const kubedns = await server(t, '10.96.0.1');
+  const stub = await server(t, '6.6.6.6');
+  const corp = await server(t, '10.0.0.7');
+  const nanny = await startNanny(t, {
+    config: { stubDomains: JSON.stringify({ 'Cluster.Local.': [`127.0.0.1:${stub.port}`], 'corp.cluster.local': [`127.0.0.1:${corp.port}`] }) },
+    dnsmasqArgs: [`--server=/cluster.local/127.0.0.1#${kubedns.port}`],
+  });
+  const warned = await nanny.waitForLog((l) => /is the cluster domain: ignored/.test(l.msg), 10_000);
+  assert.equal(warned.domain, 'cluster.local');
+  const lines = (await readFile(join(nanny.stateDir, 'servers'), 'utf8')).split('\n').filter((l) => l.startsWith('server=/'));
+  assert.deepEqual(lines, [`server=/corp.cluster.local/127.0.0.1#${corp.port}`], 'a stub inside the zone stays (the longest match takes its names)');
+  for (let i = 0; i < 10; i++) assert.deepEqual((await lookupA(nanny.port, `svc${i}.default.svc.cluster.local`)).ips, ['10.96.0.1']);
+  assert.deepEqual((await lookupA(nanny.port, 'db.corp.cluster.local')).ips, ['10.0.0.7']);
+  assert.equal(stub.questions.length, 0, 'the ignored stub is never asked');
+});
+
 test('the operator\'s --no-resolv keeps the resolv.conf nameservers out: only their --server lines are asked', async (t) => {
   const operators = await server(t, '10.0.0.5');
   const tmp = await tempDir('nanny-resolv-');
