@@ -2,11 +2,11 @@
 import { EventEmitter } from 'node:events';
 import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { ConfigDirSource, type KubeDnsConfig, type Logger, parseResolvConf } from '@kube-dns/config';
+import { ConfigDirSource, type HostsEntry, type KubeDnsConfig, type Logger, parseResolvConf } from '@kube-dns/config';
 import { argumentConflicts, buildDnsmasqArgs, resolvFilePath, watchedHostsPaths } from './dnsmasq-args.js';
 import { DnsmasqProcess, type ExitInfo } from './dnsmasq-process.js';
 import { writeFileAtomic } from './files.js';
-import { HOSTS_FILE_NAME, HOSTSDIR_MAX_ENTRIES, hostsFileText, LARGE_HOSTS_FILE_NAME } from './hosts-file.js';
+import { HOSTS_FILE_NAME, HOSTSDIR_MAX_ENTRIES, hostsFileText, LARGE_HOSTS_FILE_NAME, namesGainingAddresses } from './hosts-file.js';
 import type { NannyOptions } from './options.js';
 import { ServersReloader } from './reload.js';
 import { resolveStubDomains } from './resolve-names.js';
@@ -47,6 +47,8 @@ export class Nanny extends EventEmitter<NannyEvents> {
   /** What our --hostsdir file and our --addn-hosts file hold (undefined: not written yet). */
   private lastDirText: string | undefined;
   private lastLargeText: string | undefined;
+  /** The entries of the hosts file last written (to tell what an edit adds). */
+  private lastHosts: readonly HostsEntry[] = [];
   private work: Promise<void> = Promise.resolve();
   private unresolved = 0;
   /** Where stub server names last resolved to (resolve-names.ts). */
@@ -213,6 +215,8 @@ export class Nanny extends EventEmitter<NannyEvents> {
       if (dirText === this.lastDirText) return;
       await writeFileAtomic(join(this.hostsDir, HOSTS_FILE_NAME), dirText);
       this.lastDirText = dirText;
+      // a name given a new address may have an upstream answer in dnsmasq's cache (hosts-file.ts)
+      if (updating && !large && namesGainingAddresses(this.lastHosts, config.hosts).length > 0) this.supervisor?.reload();
     };
     const writeLarge = async () => {
       if (largeText === this.lastLargeText) return;
@@ -227,6 +231,7 @@ export class Nanny extends EventEmitter<NannyEvents> {
       await writeDir();
       await writeLarge();
     }
+    this.lastHosts = config.hosts;
     if (updating) this.log.info({ entries: config.hosts.length, file: large ? this.largeHostsFile : 'hosts.d' }, 'hosts from the ConfigMap updated');
   }
 

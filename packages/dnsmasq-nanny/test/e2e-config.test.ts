@@ -151,6 +151,22 @@ test('a hosts edit in the ConfigMap is served by the same dnsmasq process, witho
   assert.equal(nanny.logs.filter((l) => l.msg === 'dnsmasq restarted').length, 0);
 });
 
+test('a hosts edit for a name dnsmasq has cached from upstream: the hosts address alone, at once, not both until the TTL runs out', async (t) => {
+  const upstream = await server(t, '10.0.0.1'); // TTL 60
+  const nanny = await startNanny(t, { config: { upstreamNameservers: JSON.stringify([`127.0.0.1:${upstream.port}`]), hosts: '192.0.2.1 other.corp\n' } });
+  assert.deepEqual((await lookupA(nanny.port, 'db.corp')).ips, ['10.0.0.1']);
+  assert.deepEqual((await lookupA(nanny.port, 'db.corp')).ips, ['10.0.0.1']);
+  assert.equal(upstream.questions.filter((q) => q.name === 'db.corp').length, 1, 'the second answer came from the cache');
+  const pid = nanny.dnsmasqPid();
+  await nanny.setKey('hosts', '192.0.2.1 other.corp\n192.0.2.7 db.corp\n');
+  await eventually(async () => (await lookupA(nanny.port, 'db.corp')).ips.join() === '192.0.2.7', 10_000, 'the hosts address alone', 100);
+  assert.equal(nanny.dnsmasqPid(), pid, 'the same dnsmasq');
+  // a removal needs no signal: the name goes back upstream
+  await nanny.setKey('hosts', '192.0.2.1 other.corp\n');
+  await eventually(async () => (await lookupA(nanny.port, 'db.corp')).ips.join() === '10.0.0.1', 10_000, 'upstream again', 100);
+  assert.deepEqual((await lookupA(nanny.port, 'other.corp')).ips, ['192.0.2.1']);
+});
+
 test('a hosts key of 30,000 entries is served without stalling dnsmasq; cut back to a few, the rest go', async (t) => {
   const nanny = await startNanny(t, { config: { hosts: '192.0.2.10 db.corp.example\n' } });
   const pid = nanny.dnsmasqPid();
