@@ -235,7 +235,9 @@ export class ConfigDirSource extends EventEmitter<ConfigSourceEvents> {
       this.rejects++;
       log.error(
         { dir, version: snap.version, errors: result.errors.slice(0, ERRORS_TOLD), errorCount: result.errors.length },
-        `Invalid configuration, ignoring update and keeping the last good config: ${describeErrors(result.errors)}`,
+        initial
+          ? `Invalid configuration at start, running with the default values until it is fixed: ${describeErrors(result.errors)}`
+          : `Invalid configuration, ignoring update and keeping the last good config: ${describeErrors(result.errors)}`,
       );
       this.emit('rejected', { version: snap.version, errors: result.errors });
       if (initial) this.emit('config', this.current);

@@ -135,11 +135,16 @@ test('a directory that appears after start is picked up', async (t) => {
 test('an invalid directory at start: rejected is reported and the defaults are in force', async (t) => {
   const dir = await tempDir(t);
   await writeFile(join(dir, 'upstreamNameservers'), '["1.1.1.1", "not-an-ip"]');
-  const { source, configs, rejected } = await startSource(t, { dir });
+  const lines: string[] = [];
+  const { source, configs, rejected } = await startSource(t, { dir, log: createLogger('config-test', 2, 'info', (line) => lines.push(line)) });
   assert.equal(rejected.length, 1);
   assert.deepEqual(rejected[0]!.errors, [{ key: 'upstreamNameservers', reason: '"not-an-ip" is not an IP address or IP:port' }]);
   assert.equal(configs.length, 1);
   assert.deepEqual(upstreams(source.config), []);
+  // there is no last good config to keep at start: the log says what is in force instead
+  const said = lines.map((l) => JSON.parse(l) as { level: number; msg: string }).filter((l) => l.level === 50);
+  assert.equal(said.length, 1);
+  assert.match(said[0]!.msg, /^Invalid configuration at start, running with the default values until it is fixed: upstreamNameservers: /);
 });
 
 test('a non-UTF-8 file at start means defaults; appearing later it is an error that keeps the last good config', async (t) => {
