@@ -134,6 +134,7 @@ export async function startKubeDns(o: KubeDnsOptions, x: StartExtras): Promise<K
       sync: () => (sync ? sync.stats() : {}),
       forwarders: () => forwarder.stats.perServer,
       loopsDetected: () => forwarder.loopsDetected,
+      loopsActive: () => forwarder.looping.size + forwarder.loopingStubs.size,
       cacheEntries: () => handler.cache.size,
       cacheBytes: () => handler.cache.bytes,
       synced: isSynced,

@@ -31,6 +31,7 @@ test('an upstream that hands queries back to kube-dns is detected and dropped; t
   // the looping server first, as a misconfigured node would list it
   await writeFile(join(c.configDir, 'upstreamNameservers'), JSON.stringify([`127.0.0.1:${looping.port}`, `127.0.0.1:${honest.port}`]));
   await eventually(async () => assert.match((await c.http('/metrics')).body, /^kubedns_forward_loops_detected_total 1$/m), 5000);
+  assert.match((await c.http('/metrics')).body, /^kubedns_forward_loops_active 1$/m, 'the state an alert reads, whenever the loop was found');
   assert.ok(looping.questions.some((q) => q.name.endsWith('loop-check.kube-dns.invalid')), 'the probe went through the looping upstream');
 
   const before = looping.questions.length;
@@ -41,6 +42,7 @@ test('an upstream that hands queries back to kube-dns is detected and dropped; t
   // a ConfigMap change re-checks: fixing the config brings forwarding back to normal
   await writeFile(join(c.configDir, 'upstreamNameservers'), JSON.stringify([`127.0.0.1:${honest.port}`]));
   await eventually(async () => assert.deepEqual(datas((await c.ask('again.example.net', 'A')).packet.answers), ['192.0.2.44']), 3000);
+  await eventually(async () => assert.match((await c.http('/metrics')).body, /^kubedns_forward_loops_active 0$/m, 'nothing dropped once the config changed'), 5000);
 });
 
 test('honest upstreams are never flagged as loops', async (t) => {

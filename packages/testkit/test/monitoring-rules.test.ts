@@ -119,7 +119,11 @@ const CASES: Case[] = [
     at: '20m', fires: [],
   },
   { alert: 'KubeDNSForwardLoop', why: 'a loop found at minute 3', series: [[`kubedns_forward_loops_detected_total{${KUBEDNS}}`, '0 0 0 1x17']], at: '6m', fires: [kubednsLabels] },
-  { alert: 'KubeDNSForwardLoop', why: 'no loop', series: [[`kubedns_forward_loops_detected_total{${KUBEDNS}}`, '0x20']], at: '6m', fires: [] },
+  {
+    alert: 'KubeDNSForwardLoop', why: 'a loop found at start, before the first scrape: the counter starts at 1 and never moves',
+    series: [[`kubedns_forward_loops_detected_total{${KUBEDNS}}`, '1x20'], [`kubedns_forward_loops_active{${KUBEDNS}}`, '1x20']], at: '10m', fires: [kubednsLabels],
+  },
+  { alert: 'KubeDNSForwardLoop', why: 'no loop', series: [[`kubedns_forward_loops_detected_total{${KUBEDNS}}`, '0x20'], [`kubedns_forward_loops_active{${KUBEDNS}}`, '0x20']], at: '6m', fires: [] },
   { alert: 'KubeDNSDnsmasqCacheEvictions', why: '10 evictions/s for 40 minutes', series: [[`kubedns_dnsmasq_evictions{${SIDECAR}}`, '0+600x45']], at: '45m', fires: [podLabels] },
   { alert: 'KubeDNSDnsmasqCacheEvictions', why: '1 eviction/s', series: [[`kubedns_dnsmasq_evictions{${SIDECAR}}`, '0+60x45']], at: '45m', fires: [] },
   { alert: 'KubeDNSForwardConcurrencyLimit', why: 'one query a second turned away at the cap', series: [[`kubedns_forward_rejected_total{${KUBEDNS}}`, '0+60x20']], at: '15m', fires: [podLabels] },

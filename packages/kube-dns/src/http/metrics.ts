@@ -176,6 +176,8 @@ export interface GaugeSources {
   synced?: () => boolean;
   /** Upstreams found to send our own queries back to us. */
   loopsDetected?: () => number;
+  /** Servers dropped as loops now (upstreams, and stub servers for their domain): until the config changes. */
+  loopsActive?: () => number;
 }
 
 function registerGauges(r: Registry, g: GaugeSources): void {
@@ -268,6 +270,16 @@ function registerGauges(r: Registry, g: GaugeSources): void {
       const cur = seen.get('loops') ?? 0;
       if (v > cur) this.inc(v - cur);
       seen.set('loops', Math.max(v, cur));
+    },
+  });
+  // the state, beside the counter: a loop found at start is counted before the first scrape, so
+  // an alert on the counter's increase() never saw it; this stays up while the server is dropped
+  new client.Gauge({
+    name: 'kubedns_forward_loops_active',
+    help: 'Upstream nameservers, and stub-domain servers for their domain, dropped now as forwarding loops (until the ConfigMap or resolv.conf changes).',
+    registers: [r],
+    collect() {
+      this.set(g.loopsActive?.() ?? 0);
     },
   });
   fwd('kubedns_forward_requests_total', 'Queries sent to an upstream or stub-domain server.', 'requests');
