@@ -278,3 +278,14 @@ test('stop() aborts a pending retry wait and the open watches', async (t) => {
   await s2.sync.stop();
   await until(() => s2.api.activeWatches() === 0, 'watches closed by stop()');
 });
+
+test('a bookmark is the API server heard from: lastHeardAt moves, lastEventAt (no object changed) does not', async (t) => {
+  const { api, sync } = await setup(t);
+  await startSynced(api, sync);
+  const listed = sync.stats().services!;
+  assert.equal(listed.lastHeardAt, listed.lastSyncAt, 'the list is the first thing heard');
+  await new Promise((r) => setTimeout(r, 20));
+  api.faults.bookmark();
+  await until(() => (sync.stats().services?.lastHeardAt ?? 0) > listed.lastHeardAt!, 'the bookmark heard');
+  assert.equal(sync.stats().services!.lastEventAt, listed.lastEventAt, 'no watch event of an object');
+});

@@ -137,6 +137,16 @@ const CASES: Case[] = [
     at: '30m', fires: [{ ...podLabels, resource: 'endpointslices' }],
   },
   {
+    alert: 'KubeDNSAPISyncStale', why: 'two watch resets, each resumed at once, on a resource with no change for an hour: bookmarks keep arriving',
+    series: [
+      [`kubedns_kube_last_sync_timestamp_seconds{${KUBEDNS},resource="services"}`, '0x40'],
+      [`kubedns_kube_errors_total{${KUBEDNS},resource="services"}`, '0x20 1x4 2x15'],
+      // a bookmark a minute: the value is the Unix time of the current minute
+      [`kubedns_kube_last_heard_timestamp_seconds{${KUBEDNS},resource="services"}`, '0+60x40'],
+    ],
+    at: '30m', fires: [],
+  },
+  {
     alert: 'KubeDNSAPISyncStale', why: 'a quiet cluster: nothing heard, no errors',
     series: [
       [`kubedns_kube_last_sync_timestamp_seconds{${KUBEDNS},resource="endpointslices"}`, '0x30'],

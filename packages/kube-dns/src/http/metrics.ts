@@ -169,7 +169,7 @@ export interface GaugeSources {
   /** kind → count (services, endpoints, pods, ...) */
   records?: () => Record<string, number>;
   /** resource → stats of its list/watch */
-  sync?: () => Record<string, { objects?: number; relists?: number; watchRestarts?: number; lastSyncAt?: number | null; lastEventAt?: number | null; errors?: number }>;
+  sync?: () => Record<string, { objects?: number; relists?: number; watchRestarts?: number; lastSyncAt?: number | null; lastEventAt?: number | null; lastHeardAt?: number | null; errors?: number }>;
   forwarders?: () => Map<string, { requests: number; failures: number }>;
   cacheEntries?: () => number;
   cacheBytes?: () => number;
@@ -216,7 +216,7 @@ function registerGauges(r: Registry, g: GaugeSources): void {
       this.set(g.cacheBytes?.() ?? 0);
     },
   });
-  const syncGauge = (name: string, help: string, field: 'lastSyncAt' | 'lastEventAt' | 'objects', scale = 1) =>
+  const syncGauge = (name: string, help: string, field: 'lastSyncAt' | 'lastEventAt' | 'lastHeardAt' | 'objects', scale = 1) =>
     new client.Gauge({
       name,
       help,
@@ -228,6 +228,7 @@ function registerGauges(r: Registry, g: GaugeSources): void {
     });
   syncGauge('kubedns_kube_last_sync_timestamp_seconds', 'When the last full list of the resource completed (Unix time).', 'lastSyncAt', 1 / 1000);
   syncGauge('kubedns_kube_last_event_timestamp_seconds', 'When the last watch event of the resource arrived (Unix time).', 'lastEventAt', 1 / 1000);
+  syncGauge('kubedns_kube_last_heard_timestamp_seconds', 'When the API server was last heard from about the resource: a list, any watch event (bookmarks included) or a watch it closed (Unix time).', 'lastHeardAt', 1 / 1000);
   syncGauge('kubedns_kube_objects', 'Objects of the resource known from list/watch.', 'objects');
   const syncCounter = (name: string, help: string, field: 'relists' | 'watchRestarts' | 'errors') =>
     new client.Counter({

@@ -75,6 +75,12 @@ export interface ReflectorStats {
   lastEventAt: number | null;
   /** Epoch ms of the last completed list; null before the first. */
   lastSyncAt: number | null;
+  /**
+   * Epoch ms of the last time the API server was heard from about the resource: a completed list,
+   * any watch event (BOOKMARKs included: a real server sends one about once a minute on a quiet
+   * resource) or a watch it closed itself. A watch resumed after a reset hears only bookmarks.
+   */
+  lastHeardAt: number | null;
   synced: boolean;
   /** The last resourceVersion seen ('' before the first list). */
   resourceVersion: string;
@@ -99,6 +105,7 @@ export class Reflector<T extends ObjectWithMeta> extends EventEmitter {
   private lastError: string | null = null;
   private lastEventAt: number | null = null;
   private lastSyncAt: number | null = null;
+  private lastHeardAt: number | null = null;
   private rv = '';
   private isSynced = false;
 
@@ -138,6 +145,7 @@ export class Reflector<T extends ObjectWithMeta> extends EventEmitter {
       errors: this.errorCount,
       lastEventAt: this.lastEventAt,
       lastSyncAt: this.lastSyncAt,
+      lastHeardAt: this.lastHeardAt,
       synced: this.isSynced,
       resourceVersion: this.rv,
       lastError: this.lastError,
@@ -221,6 +229,7 @@ export class Reflector<T extends ObjectWithMeta> extends EventEmitter {
         if (needList) failedWatches = 0;
         this.o.log.warn({ ...ctx, err: outcome.message, relist: needList }, needList ? 'watch failed again; relisting' : 'watch failed; retrying');
       } else {
+        this.lastHeardAt = this.clock.now(); // it answered, and ended the watch itself
         this.o.log.debug(ctx, 'watch closed by the server; resuming');
       }
       if (delay > 0) await this.clock.sleep(delay, this.stopper.signal);
@@ -250,6 +259,7 @@ export class Reflector<T extends ObjectWithMeta> extends EventEmitter {
 
   private onWatchEvent(type: string, obj: WatchEventObject): void {
     const rv = obj?.metadata?.resourceVersion;
+    this.lastHeardAt = this.clock.now();
     if (type === 'BOOKMARK') {
       if (rv) this.rv = rv;
       return;
@@ -364,6 +374,7 @@ export class Reflector<T extends ObjectWithMeta> extends EventEmitter {
     this.rv = listRv ?? '';
     this.lists++;
     this.lastSyncAt = this.clock.now();
+    this.lastHeardAt = this.lastSyncAt;
     this.o.log.info(
       { resource: this.o.resource, objects: this.known.size, deleted, resourceVersion: this.rv, relist: this.lists > 1 },
       'listed',

@@ -110,6 +110,8 @@ function combine(list: ReflectorStats[]): ReflectorStats {
     lastEventAt: Math.max(...list.map((s) => s.lastEventAt ?? 0)) || null,
     // the oldest list is the one that matters for staleness; null until every namespace listed
     lastSyncAt: list.some((s) => s.lastSyncAt === null) ? null : Math.min(...list.map((s) => s.lastSyncAt!)),
+    // likewise: the namespace heard from longest ago
+    lastHeardAt: list.some((s) => s.lastHeardAt === null) ? null : Math.min(...list.map((s) => s.lastHeardAt!)),
     synced: list.every((s) => s.synced),
     resourceVersion: maxOf(list.map((s) => (s.resourceVersion ? Number(s.resourceVersion) : null)))?.toString() ?? '',
     lastError: list.find((s) => s.lastError !== null)?.lastError ?? null,
