@@ -1,6 +1,7 @@
 // Polls dnsmasq's statistics every interval and exports them as monotonic counters.
 import { performance } from 'node:perf_hooks';
 import type { Logger } from '@kube-dns/config';
+import { query } from '@kube-dns/dns-client';
 import { CACHE_STATS, type DnsmasqAddress, readCacheStats, readUpstreamStats } from './dnsmasq-stats.js';
 import type { SidecarMetrics } from './metrics.js';
 import { MonotonicTracker } from './monotonic.js';
@@ -8,11 +9,32 @@ import { sleep } from './sleep.js';
 
 export const STATS_TIMEOUT_MS = 2000;
 
+/**
+ * Whether a dnsmasq server (`ip#port`, as servers.bind names it) answers at all: a query for
+ * `. NS`, where any reply counts (a stub domain's authoritative server may refuse it; it still
+ * answered). dnsmasq's own `failed` count in servers.bind stays 0 when a server times out,
+ * refuses or fails (2.90), so without this check a dead upstream was invisible: its names timed
+ * out for every pod while every metric said nothing.
+ */
+export async function serverAnswers(server: string, timeoutMs: number): Promise<boolean> {
+  const hash = server.lastIndexOf('#');
+  const host = hash < 0 ? server : server.slice(0, hash);
+  const port = hash < 0 ? 53 : Number(server.slice(hash + 1));
+  try {
+    await query({ host, port }, { name: '.', type: 'NS', timeoutMs, transport: 'udp' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 export class DnsmasqPoller {
   private readonly tracker = new MonotonicTracker();
   private readonly abort = new AbortController();
   private loop: Promise<void> | undefined;
   private failing = false;
+  /** The servers last given a server_up series (one that leaves servers.bind loses its series). */
+  private upServers = new Set<string>();
 
   constructor(
     private readonly server: DnsmasqAddress,
@@ -50,17 +72,26 @@ export class DnsmasqPoller {
       if (d > 0) this.metrics.cache[stat].inc(d);
     }
     // Not part of the original's poll: a dnsmasq without servers.bind must not count errors.
+    let upstreams;
     try {
-      for (const u of await readUpstreamStats(this.server, this.timeoutMs)) {
-        const q = this.tracker.delta(`queries ${u.server}`, u.queries);
-        const f = this.tracker.delta(`failures ${u.server}`, u.failures);
-        // inc(0) creates the series, so a new upstream shows up at 0 instead of missing.
-        this.metrics.upstreamQueries.inc({ server: u.server }, q);
-        this.metrics.upstreamFailures.inc({ server: u.server }, f);
-      }
+      upstreams = await readUpstreamStats(this.server, this.timeoutMs);
     } catch (e) {
       this.log.debug({ err: (e as Error).message }, 'cannot read servers.bind');
+      return;
     }
+    for (const u of upstreams) {
+      const q = this.tracker.delta(`queries ${u.server}`, u.queries);
+      const f = this.tracker.delta(`failures ${u.server}`, u.failures);
+      // inc(0) creates the series, so a new upstream shows up at 0 instead of missing.
+      this.metrics.upstreamQueries.inc({ server: u.server }, q);
+      this.metrics.upstreamFailures.inc({ server: u.server }, f);
+    }
+    // every server checked at once: one poll waits one timeout at most
+    const now = new Set(upstreams.map((u) => u.server));
+    const answered = await Promise.all([...now].map((server) => serverAnswers(server, this.timeoutMs)));
+    [...now].forEach((server, i) => this.metrics.upstreamUp.set({ server }, answered[i] ? 1 : 0));
+    for (const gone of this.upServers) if (!now.has(gone)) this.metrics.upstreamUp.remove({ server: gone });
+    this.upServers = now;
   }
 
   private async run(): Promise<void> {

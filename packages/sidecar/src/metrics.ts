@@ -1,7 +1,7 @@
 // The sidecar's metrics, named exactly as the original's so dashboards keep working
 // (kubernetes/dns pkg/sidecar): counters without `_total`, the dnsmasq cache size as a counter, one histogram
 // and one error counter per probe. Our own registry: nothing leaks in from other modules.
-import { Counter, Histogram, Registry, exponentialBuckets } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, exponentialBuckets } from 'prom-client';
 import { collectProcessMetrics } from '@kube-dns/config/process-metrics';
 import type { CacheStat } from './dnsmasq-stats.js';
 
@@ -31,6 +31,8 @@ export interface SidecarMetrics {
   errors: Counter;
   upstreamQueries: Counter<'server'>;
   upstreamFailures: Counter<'server'>;
+  /** 1 when the server answered the sidecar's own check, 0 when it did not (dnsmasq-poller.ts). */
+  upstreamUp: Gauge<'server'>;
   probes: Map<string, ProbeMetrics>;
 }
 
@@ -54,6 +56,12 @@ export function createMetrics(namespace: string, probeLabels: readonly string[],
     labelNames: ['server'] as const,
     registers,
   });
+  const upstreamUp = new Gauge({
+    name: dnsmasq('server_up'),
+    help: "1 when the upstream or stub-domain server answered the sidecar's own check (a query for . NS, any reply) within 2 s, 0 when it did not",
+    labelNames: ['server'] as const,
+    registers,
+  });
   const probes = new Map<string, ProbeMetrics>();
   for (const label of probeLabels) {
     probes.set(label, {
@@ -70,5 +78,5 @@ export function createMetrics(namespace: string, probeLabels: readonly string[],
   // event-loop lag gauges: their monitor costs the sidecar 1.1 MB, and its loop is not what an
   // operator watches (@kube-dns/config/process-metrics)
   if (opts.processMetrics !== false) collectProcessMetrics(registry);
-  return { registry, cache, errors, upstreamQueries, upstreamFailures, probes };
+  return { registry, cache, errors, upstreamQueries, upstreamFailures, upstreamUp, probes };
 }

@@ -1,8 +1,10 @@
-// kubedns_dnsmasq_server_{queries,failures} from dnsmasq's servers.bind, against a real dnsmasq.
+// kubedns_dnsmasq_server_{queries,failures} from dnsmasq's servers.bind, and the sidecar's own
+// check of each server (kubedns_dnsmasq_server_up), against a real dnsmasq.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { query } from '@kube-dns/dns-client';
-import { startDnsmasq, startTestDnsServer } from '@kube-dns/testkit';
+import { createSocket } from 'node:dgram';
+import { freePort, startDnsmasq, startTestDnsServer } from '@kube-dns/testkit';
 import { startSidecar } from '../src/index.js';
 import { testOptions } from './fixtures.js';
 import { scrape, value, waitFor } from './helpers.js';
@@ -26,4 +28,28 @@ test('per-upstream counts still show with many upstreams, when servers.bind no l
   });
   assert.equal(value(families, 'kubedns_dnsmasq_server_queries', { server: '198.51.100.60#53' }), 0);
   assert.equal(value(families, 'kubedns_dnsmasq_errors'), 0);
+});
+
+test('kubedns_dnsmasq_server_up: 1 for a server that answers, 0 for one that never replies or is not there (dnsmasq counts no failure for either)', async (t) => {
+  const live = await startTestDnsServer({ answerIp: '192.0.2.7' });
+  t.after(() => live.close());
+  const hole = createSocket('udp4'); // takes queries, answers none
+  await new Promise<void>((r) => hole.bind(0, '127.0.0.1', () => r()));
+  t.after(() => hole.close());
+  const closed = await freePort();
+  const holePort = (hole.address() as { port: number }).port;
+  const dm = await startDnsmasq([`--server=/hole.test/127.0.0.1#${holePort}`, `--server=/closed.test/127.0.0.1#${closed}`, `--server=127.0.0.1#${live.port}`]);
+  t.after(() => dm.stop());
+  const sidecar = await startSidecar(testOptions({ dnsmasqPort: dm.port, dnsmasqPollIntervalMs: 500 }));
+  t.after(() => sidecar.stop());
+  // what clients see: the hole's and the closed port's names fail, and dnsmasq's own count says nothing
+  await query({ host: dm.host, port: dm.port }, { name: 'x.hole.test', type: 'A', timeoutMs: 1500 }).catch(() => undefined);
+  const families = await waitFor('every server checked', async () => {
+    const { families: f } = await scrape(sidecar.port);
+    return [holePort, closed, live.port].every((p) => value(f, 'kubedns_dnsmasq_server_up', { server: `127.0.0.1#${p}` }) !== undefined) && f;
+  });
+  assert.equal(value(families, 'kubedns_dnsmasq_server_up', { server: `127.0.0.1#${live.port}` }), 1);
+  assert.equal(value(families, 'kubedns_dnsmasq_server_up', { server: `127.0.0.1#${holePort}` }), 0);
+  assert.equal(value(families, 'kubedns_dnsmasq_server_up', { server: `127.0.0.1#${closed}` }), 0);
+  assert.equal(value(families, 'kubedns_dnsmasq_server_failures', { server: `127.0.0.1#${holePort}` }), 0, 'why the check exists');
 });

@@ -103,15 +103,25 @@ const CASES: Case[] = [
     at: '20m', fires: [],
   },
   {
-    alert: 'KubeDNSUpstreamDown', why: "kube-dns's upstream and one of dnsmasq's stub servers fail every query",
+    alert: 'KubeDNSUpstreamDown', why: "kube-dns's upstream fails every query; one of dnsmasq's stub servers answers no replica's check (while dnsmasq's own failed count stays 0, as it does)",
     series: [
       [`kubedns_forward_failures_total{${KUBEDNS},server="10.0.0.1:53"}`, '0+60x20'],
       [`kubedns_forward_requests_total{${KUBEDNS},server="10.0.0.1:53"}`, '0+60x20'],
       [`kubedns_forward_requests_total{${KUBEDNS},server="10.0.0.2:53"}`, '0+60x20'],
-      [`kubedns_dnsmasq_server_failures{${SIDECAR},server="10.150.0.1#53"}`, '0+60x20'],
+      [`kubedns_dnsmasq_server_failures{${SIDECAR},server="10.150.0.1#53"}`, '0x20'],
       [`kubedns_dnsmasq_server_queries{${SIDECAR},server="10.150.0.1#53"}`, '0+60x20'],
+      [`kubedns_dnsmasq_server_up{${SIDECAR},server="10.150.0.1#53"}`, '0x20'],
+      [`kubedns_dnsmasq_server_up{${SIDECAR},server="10.150.0.2#53"}`, '1x20'],
     ],
     at: '20m', fires: [{ ...jobLabels, server: '10.0.0.1:53' }, { ...jobLabels, server: '10.150.0.1#53' }],
+  },
+  {
+    alert: 'KubeDNSUpstreamDown', why: 'a dnsmasq server one replica cannot reach while another can (that pod\'s network, not the server)',
+    series: [
+      [`kubedns_dnsmasq_server_up{${SIDECAR},server="10.150.0.1#53"}`, '0x20'],
+      [`kubedns_dnsmasq_server_up{${SIDECAR.replace('kube-dns-7d9c-abcde', 'kube-dns-7d9c-fghij')},server="10.150.0.1#53"}`, '1x20'],
+    ],
+    at: '20m', fires: [],
   },
   {
     alert: 'KubeDNSUpstreamDown', why: 'an upstream losing half its queries (a ForwardFailures matter)',
