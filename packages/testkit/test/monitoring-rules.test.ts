@@ -90,7 +90,23 @@ const CASES: Case[] = [
     series: [[`kubedns_dns_requests_total{${KUBEDNS},qtype="A",rcode="SERVFAIL",transport="udp"}`, '0+30x20']],
     at: '20m', fires: [],
   },
-  { alert: 'KubeDNSLatencyHigh', why: 'cluster names at p99 ~250 ms', series: slowHistogram('auth'), at: '20m', fires: [{ ...jobLabels, system: 'auth' }] },
+  { alert: 'KubeDNSLatencyHigh', why: 'cluster names at p99 ~250 ms', series: slowHistogram('auth'), at: '20m', fires: [{ ...podLabels, system: 'auth' }] },
+  {
+    alert: 'KubeDNSLatencyHigh', why: 'one replica of ten answers cluster names in 100-250 ms, the others under a millisecond: the p99 of all is fast, that pod is not',
+    series: [
+      ...slowHistogram('auth'),
+      ...Array.from({ length: 9 }, (_, i): [string, string][] => {
+        const other = (le: string) => bucket('auth', le).replace('kube-dns-7d9c-abcde', `kube-dns-7d9c-ok${i}`);
+        return [[other('0.001'), '0+6000x20'], [other('0.1'), '0+6000x20'], [other('0.25'), '0+6000x20'], [other('+Inf'), '0+6000x20']];
+      }).flat(),
+    ],
+    at: '20m', fires: [{ ...podLabels, system: 'auth' }],
+  },
+  {
+    alert: 'KubeDNSLatencyHigh', why: 'a slow p99 of a query a minute (too few to judge)',
+    series: [[bucket('auth', '0.1'), '0x20'], [bucket('auth', '0.25'), '0+1x20'], [bucket('auth', '+Inf'), '0+1x20']],
+    at: '20m', fires: [],
+  },
   { alert: 'KubeDNSLatencyHigh', why: 'forwarded names at p99 ~250 ms', series: slowHistogram('recursive'), at: '20m', fires: [] },
   {
     alert: 'KubeDNSForwardFailures', why: '30% of forwards fail',
