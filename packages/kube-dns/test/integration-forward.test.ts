@@ -104,3 +104,16 @@ test('--nameservers is ignored with --config-dir, as in the original: an empty u
   await eventually(async () => assert.deepEqual(datas((await c.ask('www.example.org', 'A')).packet.answers), ['192.0.2.99']), 5000);
   assert.equal(flagged.questions.length, 0);
 });
+
+test('the error counters exist at 0 from the first scrape, so the first error is an increase() an alert sees', async (t) => {
+  const upstream = await startTestDnsServer({ answerIp: '192.0.2.9' });
+  t.after(() => upstream.close());
+  const c = await startCluster({ configFiles: { upstreamNameservers: JSON.stringify([`127.0.0.1:${upstream.port}`]) } });
+  t.after(() => c.stop());
+  await waitSynced(c);
+  await c.ask('www.example.org', 'A');
+  const body = (await c.http('/metrics')).body;
+  for (const resource of ['services', 'endpointslices']) assert.match(body, new RegExp(`^kubedns_kube_errors_total\\{resource="${resource}"\\} 0$`, 'm'));
+  assert.match(body, new RegExp(`^kubedns_forward_failures_total\\{server="127\\.0\\.0\\.1:${upstream.port}"\\} 0$`, 'm'));
+  assert.match(body, new RegExp(`^kubedns_forward_requests_total\\{server="127\\.0\\.0\\.1:${upstream.port}"\\} 1$`, 'm'));
+});

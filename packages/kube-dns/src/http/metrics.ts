@@ -240,7 +240,8 @@ function registerGauges(r: Registry, g: GaugeSources): void {
         for (const [res, s] of Object.entries(g.sync?.() ?? {})) {
           const v = s[field] ?? 0;
           const cur = seen.get(`${name}|${res}`) ?? 0;
-          if (v > cur) this.inc({ resource: res }, v - cur);
+          // inc(0) too: the series exists from the first scrape, so increase() sees the first error
+          this.inc({ resource: res }, Math.max(0, v - cur));
           seen.set(`${name}|${res}`, Math.max(v, cur));
         }
       },
@@ -257,7 +258,7 @@ function registerGauges(r: Registry, g: GaugeSources): void {
       collect() {
         for (const [server, s] of g.forwarders?.() ?? []) {
           const cur = seen.get(`${name}|${server}`) ?? 0;
-          if (s[field] > cur) this.inc({ server }, s[field] - cur);
+          this.inc({ server }, Math.max(0, s[field] - cur)); // from 0, as above
           seen.set(`${name}|${server}`, Math.max(s[field], cur));
         }
       },
