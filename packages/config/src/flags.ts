@@ -59,7 +59,14 @@ const GO_FALSE = new Set(['0', 'f', 'F', 'FALSE', 'false', 'False']);
 
 const UNIT_MS: Record<string, number> = { ns: 1e-6, us: 1e-3, µs: 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
 
-/** Go's time.ParseDuration, in milliseconds. */
+/**
+ * The longest delay a Node timer takes (2^31 - 1 ms, 24.8 days): a longer one fires after 1 ms,
+ * so a period of 1000h would poll every millisecond. Durations are capped to it: as a period or
+ * a timeout, 24.8 days is as good as never.
+ */
+export const MAX_TIMER_MS = 2_147_483_647;
+
+/** Go's time.ParseDuration, in milliseconds, capped at MAX_TIMER_MS. */
 export function parseDuration(text: string): number {
   if (text === '0') return 0;
   const re = /([0-9]*\.?[0-9]+)(ns|us|µs|ms|s|m|h)/y;
@@ -74,7 +81,7 @@ export function parseDuration(text: string): number {
     total += Number(m[1]) * UNIT_MS[m[2]!]!;
     pos = re.lastIndex;
   }
-  return total;
+  return Math.min(total, MAX_TIMER_MS);
 }
 
 /** Go's time.Duration.String of a duration in milliseconds (10000 -> "10s", 90000 -> "1m30s"). */

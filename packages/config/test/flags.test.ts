@@ -124,6 +124,9 @@ test('durations: Go syntax in milliseconds; bad ones are FlagErrors naming the f
   assert.equal(parseDuration('0'), 0);
   assert.equal(parseDuration('0s'), 0);
   assert.equal(parseDuration('500us'), 0.5);
+  // capped where a Node timer would overflow and fire at once: 24.8 days is never
+  assert.equal(parseDuration('1000h'), 2_147_483_647);
+  assert.equal(parseDuration('596h31m23s647ms'), 2_147_483_647);
   for (const bad of ['10', '', 's', '10x', '1m30', 'ten seconds', '10 s']) {
     assert.throws(() => parseDuration(bad), FlagError, JSON.stringify(bad));
   }

@@ -368,14 +368,18 @@ export async function startKubeDns(o: KubeDnsOptions, x: StartExtras): Promise<K
   });
   // stub servers named inside the cluster zone have an address only now
   sync.once('synced', () => void forwarder.probeStubsAgain());
-  const syncWarn = setInterval(() => {
-    if (isSynced()) return clearInterval(syncWarn);
-    log.error(
-      { waitedSeconds: Math.round((Date.now() - syncStarted) / 1000) },
-      'still no initial sync with the API server: cluster names get SERVFAIL and /readiness is 503 until it succeeds; still trying',
-    );
-  }, o.initialSyncTimeoutMs);
-  syncWarn.unref();
+  // 0: no reminder (an interval of 0 would log every millisecond)
+  const syncWarn =
+    o.initialSyncTimeoutMs > 0
+      ? setInterval(() => {
+          if (isSynced()) return clearInterval(syncWarn);
+          log.error(
+            { waitedSeconds: Math.round((Date.now() - syncStarted) / 1000) },
+            'still no initial sync with the API server: cluster names get SERVFAIL and /readiness is 503 until it succeeds; still trying',
+          );
+        }, o.initialSyncTimeoutMs)
+      : undefined;
+  syncWarn?.unref();
   sync.start();
 
   const port = (s: Server) => (s.address() as { port: number }).port;

@@ -188,6 +188,26 @@ test('SIGTERM: readiness fails at once, queries keep being answered for --lamedu
   await assert.rejects(query(server, { name: 'kubernetes.default.svc.cluster.local', type: 'A', timeoutMs: 300, transport: 'tcp' }));
 });
 
+test('a duration past what a timer holds (1000h), or an --initial-sync-timeout of 0, is never: not a timer firing every millisecond', async (t) => {
+  const api = await startFakeApiServer();
+  t.after(() => api.close());
+  await api.faults.pause(); // no initial sync: the reminder's timer is what runs
+  for (const extra of [['--initial-sync-timeout=1000h', '--config-period=1000h'], ['--initial-sync-timeout=0s']]) {
+    const { r, healthzPort } = await runServing(api.kubeconfigPath, extra);
+    t.after(() => r.p.kill('SIGKILL'));
+    const deadline = Date.now() + 30_000;
+    while ((await fetch(`http://127.0.0.1:${healthzPort}/healthz`).then((x) => x.status, () => 0)) === 0) {
+      assert.ok(Date.now() < deadline, `not serving: ${r.err().slice(-2000)}`);
+      await new Promise((res) => setTimeout(res, 100));
+    }
+    await new Promise((res) => setTimeout(res, 1500));
+    const reminders = (r.err().match(/still no initial sync/g) ?? []).length;
+    assert.equal(reminders, 0, `${extra.join(' ')}: ${reminders} reminders in 1.5 s`);
+    assert.doesNotMatch(r.err(), /TimeoutOverflowWarning/, extra.join(' '));
+    r.p.kill('SIGKILL');
+  }
+});
+
 test('no API server at start: it logs loudly after --initial-sync-timeout, keeps running and trying, then becomes ready', async (t) => {
   const api = await startFakeApiServer();
   t.after(() => api.close());
