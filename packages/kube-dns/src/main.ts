@@ -29,10 +29,13 @@ async function main(): Promise<number> {
   const log = createLogger('kube-dns', o.verbosity);
   log.info({ version: VERSION, flags: process.argv.slice(2) }, 'starting kube-dns');
   const env = process.env;
-  const metricsPort = env.PROMETHEUS_PORT ? Number(env.PROMETHEUS_PORT) : undefined;
+  let metricsPort = env.PROMETHEUS_PORT ? Number(env.PROMETHEUS_PORT) : undefined;
   if (metricsPort !== undefined && !(Number.isInteger(metricsPort) && metricsPort >= 0 && metricsPort <= 65535)) {
-    process.stderr.write(`kube-dns: PROMETHEUS_PORT=${env.PROMETHEUS_PORT}: not a port number\n`);
-    return 2;
+    // Kubernetes itself sets PROMETHEUS_PORT=tcp://<ip>:<port> in every pod of a namespace with a
+    // Service named prometheus, when the manifest does not set it: the original then ran without
+    // its metrics listener, and so do we (a crash loop would take DNS down for a metrics port)
+    log.warn({ PROMETHEUS_PORT: env.PROMETHEUS_PORT }, 'PROMETHEUS_PORT is not a port number: no metrics listener (set it to a port, 10055 in the manifest)');
+    metricsPort = undefined;
   }
   // the original's envOrDefault: an empty value is the default. A metric name part that is not
   // [a-zA-Z_][a-zA-Z0-9_]* would make Prometheus refuse every scrape: said at start instead

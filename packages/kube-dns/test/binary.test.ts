@@ -87,6 +87,26 @@ test('bad flags exit 2 with a message naming the flag', async () => {
   }
 });
 
+test('PROMETHEUS_PORT that is not a port (the tcp://ip:port Kubernetes injects for a Service named prometheus): DNS runs, without a metrics listener, and says so', async (t) => {
+  const api = await startFakeApiServer();
+  t.after(() => api.close());
+  api.upsert('services', clusterIPService('default', 'kubernetes', ['10.0.0.1']));
+  const [dnsPort, healthzPort] = [await freePort(), await freePort()];
+  const r = run(
+    ['--dns-bind-address=127.0.0.1', `--dns-port=${dnsPort}`, '--healthz-bind-address=127.0.0.1', `--healthz-port=${healthzPort}`, `--kubecfg-file=${api.kubeconfigPath}`],
+    { PROMETHEUS_PORT: 'tcp://10.0.0.5:9090' },
+  );
+  t.after(() => r.p.kill('SIGKILL'));
+  const deadline = Date.now() + 30_000;
+  while ((await fetch(`http://127.0.0.1:${healthzPort}/readiness`).then((x) => x.status, () => 0)) !== 200) {
+    assert.equal(r.p.exitCode, null, `exited: ${r.err().slice(-1000)}`);
+    assert.ok(Date.now() < deadline, 'ready');
+    await new Promise((res) => setTimeout(res, 100));
+  }
+  assert.deepEqual(datas((await query({ host: '127.0.0.1', port: dnsPort }, { name: 'kubernetes.default.svc.cluster.local', type: 'A' })).packet.answers), ['10.0.0.1']);
+  assert.match(r.err(), /PROMETHEUS_PORT is not a port number: no metrics listener/);
+});
+
 test('PROMETHEUS_PATH, _NAMESPACE and _SUBSYSTEM as the original: a path is served, an empty value is the default, a bad name stops the start', async (t) => {
   for (const [name, value, re] of [
     ['PROMETHEUS_NAMESPACE', 'kube-dns', /PROMETHEUS_NAMESPACE=kube-dns: not a Prometheus metric name part/],
