@@ -28,6 +28,7 @@ async function main(): Promise<number> {
   scavengeOnLoopThread();
   const log = createLogger('kube-dns', o.verbosity);
   log.info({ version: VERSION, flags: process.argv.slice(2) }, 'starting kube-dns');
+  if (o.federationsGiven) log.warn('--federations is obsolete (Kubernetes federation v1 is gone): accepted and ignored, its names are answered NXDOMAIN');
   const env = process.env;
   let metricsPort = env.PROMETHEUS_PORT ? Number(env.PROMETHEUS_PORT) : undefined;
   if (metricsPort !== undefined && !(Number.isInteger(metricsPort) && metricsPort >= 0 && metricsPort <= 65535)) {

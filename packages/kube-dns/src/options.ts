@@ -1,6 +1,6 @@
 // kube-dns flags: the original's (kubernetes/dns cmd/kube-dns/app/options) plus --ttl, --pods and --healthz-bind-address.
 import { isIP } from 'node:net';
-import { FlagError, KLOG_COMPAT_FLAGS, type FlagSpecs, isDns1123Label, parseFlags, parseIpNameserver, type Nameserver, versionRequest } from '@kube-dns/config';
+import { FlagError, KLOG_COMPAT_FLAGS, type FlagSpecs, isDns1123Label, parseFederations, parseFlags, parseIpNameserver, type Nameserver, versionRequest } from '@kube-dns/config';
 import type { PodMode } from './records/types.js';
 import { parseZoneOptions, ZONE_FLAGS, type ZoneOptions } from './zones/options.js';
 
@@ -13,7 +13,7 @@ export const FLAGS: FlagSpecs = {
   'kubecfg-file': { type: 'string', default: '', help: 'location of the kubecfg file for access to the kubernetes master service' },
   'kube-master-url': { type: 'string', default: '', help: 'URL to reach the kubernetes master; env variables are expanded ($VAR, ${VAR})' },
   nameservers: { type: 'string', default: '', help: 'comma-separated upstream nameservers ip[:port]; used when no --config-dir is given' },
-  federations: { type: 'string', default: '', help: 'obsolete: accepted and ignored', hidden: true },
+  federations: { type: 'string', default: '', help: 'obsolete: validated (name=domain,...) and ignored', hidden: true },
   'config-map-namespace': { type: 'string', default: 'kube-system', help: 'namespace of --config-map' },
   'config-map': { type: 'string', default: '', help: 'not supported: mount the ConfigMap and use --config-dir (the official manifest does)' },
   'config-dir': { type: 'string', default: '', help: 'directory of the mounted kube-dns ConfigMap' },
@@ -76,6 +76,8 @@ export interface KubeDnsOptions {
   autopath: boolean;
   /** The zone options (zones/options.ts), all off by default. */
   zones: ZoneOptions;
+  /** --federations named any: validated as the original did, then ignored with a warning (main.ts). */
+  federationsGiven: boolean;
 }
 
 function port(name: string, v: number, allowZero = false): number {
@@ -135,7 +137,11 @@ export function parseOptions(argv: readonly string[]): KubeDnsOptions {
   const lameduckMs = Number(v.lameduck);
   if (!(lameduckMs >= 0)) throw new FlagError(`--lameduck=${String(v.lameduck)}: must be 0 or more`);
   const zones = parseZoneOptions(v, domainRaw);
+  // Federation (KubeFed v1) is gone; the original still parsed the flag and refused a bad value
+  const federations = parseFederations(String(v.federations));
+  if (!federations.ok) throw new FlagError(`--federations=${String(v.federations)}: ${federations.errors.join('; ')}`);
   return {
+    federationsGiven: federations.value.size > 0,
     autopath: v.autopath === true,
     zones,
     maxConcurrentForwards,

@@ -6,6 +6,8 @@ import { fileURLToPath } from 'node:url';
 import { datas, query } from '@kube-dns/dns-client';
 import { clusterIPService, endpointSlice, freePort, headlessService, namespaceObject, pod, startFakeApiServer, startTestDnsServer } from '@kube-dns/testkit';
 
+import { parseOptions } from '../src/options.js';
+
 const BIN = fileURLToPath(new URL('../../bin/kube-dns.js', import.meta.url));
 
 function run(args: string[], env: Record<string, string> = {}) {
@@ -39,6 +41,21 @@ test('--version prints the version; the original manifest flags parse', async ()
   const raw = run(['--version=raw']);
   assert.equal(await raw.exited, 0);
   assert.match(raw.out(), /^"\d+\.\d+\.\d+.*"\n$/);
+});
+
+test('--federations is validated as the original did, then ignored with a warning', async () => {
+  const bad = run(['--federations=!!bad']);
+  assert.equal(await bad.exited, 2);
+  assert.match(bad.err(), /--federations=!!bad: "!!bad" is not name=domain/);
+  assert.equal(parseOptions(['--federations=myfed=example.com']).federationsGiven, true);
+  assert.equal(parseOptions([]).federationsGiven, false);
+  const good = run(['--federations=myfed=example.com', '--dns-port=0', '--healthz-port=0', '--kube-master-url=http://127.0.0.1:1', '--dns-bind-address=127.0.0.1', '--healthz-bind-address=127.0.0.1']);
+  const deadline = Date.now() + 30_000;
+  while (!/--federations is obsolete/.test(good.err())) {
+    assert.ok(Date.now() < deadline && good.p.exitCode === null, good.err().slice(-1000));
+    await new Promise((res) => setTimeout(res, 100));
+  }
+  good.p.kill('SIGKILL');
 });
 
 test('--version takes a Go boolean as the original: =false runs the server, a bad value is a flag error', async (t) => {
