@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdir, rename, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { silentLogger } from '@kube-dns/config';
@@ -124,7 +124,23 @@ test('a missing or broken kubeconfig file names the file', async (t) => {
       'current-context': 'x',
     }),
   );
-  assert.throws(() => loadKubeConfig({ kubecfgFile: plain }), /plain http; set insecure-skip-tls-verify/);
+  // a plain http server needs no TLS setting: client-go talks http to it, and so do we
+  assert.equal(loadKubeConfig({ kubecfgFile: plain }).getCurrentCluster()?.server, 'http://10.0.0.1:8080');
+});
+
+test('--kubecfg-file whose server is plain http, without insecure-skip-tls-verify: its requests work, as client-go\'s did', async (t) => {
+  const api = await startFakeApiServer();
+  t.after(() => api.close());
+  api.upsert('services', clusterIPService('default', 'web', ['10.0.0.9']));
+  const dir = await tempDir();
+  t.after(dir.cleanup);
+  const cfg = JSON.parse(await readFile(api.kubeconfigPath, 'utf8')) as { clusters: { cluster: Record<string, unknown> }[] };
+  assert.match(String(cfg.clusters[0]!.cluster.server), /^http:/);
+  delete cfg.clusters[0]!.cluster['insecure-skip-tls-verify'];
+  const file = join(dir.path, 'kubeconfig');
+  await writeFile(file, JSON.stringify(cfg));
+  const list = await loadKubeConfig({ kubecfgFile: file }).makeApiClient(CoreV1Api).listServiceForAllNamespaces();
+  assert.deepEqual(list.items.map((s) => s.metadata?.name), ['web']);
 });
 
 test('neither flag: the pod service account, or a clear error outside a pod', async (t) => {

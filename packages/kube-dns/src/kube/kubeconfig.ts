@@ -170,18 +170,12 @@ export function loadKubeConfig(src: KubeConfigSource = {}): KubeConfig {
         `--kubecfg-file ${src.kubecfgFile}: no cluster for the current context ${JSON.stringify(kc.getCurrentContext() ?? '')}`,
       );
     }
-    const out = master ? withServer(kc, master) : kc;
-    checkUsable(out, `--kubecfg-file ${src.kubecfgFile}`);
-    return out;
+    // a plain http server of the file's own is taken as client-go takes it: http, no TLS to verify
+    // (client-node refuses http:// unless TLS verification is explicitly off)
+    const own = kc.getCurrentCluster()?.server ?? '';
+    return master ? withServer(kc, master) : own.startsWith('http:') ? withServer(kc, own) : kc;
   }
   if (master) return withServer(new KubeConfig(), master);
   return loadInCluster(src.inClusterRoot ?? '', env);
 }
 
-function checkUsable(kc: KubeConfig, what: string): void {
-  const server = kc.getCurrentCluster()?.server ?? '';
-  if (server.startsWith('http:') && !kc.getCurrentCluster()?.skipTLSVerify) {
-    // client-node would fail every request with a less helpful message.
-    throw new KubeConfigError(`${what}: server ${server} is plain http; set insecure-skip-tls-verify: true on the cluster or use https`);
-  }
-}
