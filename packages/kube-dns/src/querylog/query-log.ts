@@ -17,7 +17,7 @@ import { write } from 'node:fs';
 import { Writable } from 'node:stream';
 import type { Logger } from '@kube-dns/config';
 import type { Transport } from '@kube-dns/dns-client';
-import { qtypeName, replyRcode } from '../server/handler.js';
+import { answeredRcode, qtypeName } from '../server/handler.js';
 import { rcodeName, type ParsedQuery } from '../server/wire.js';
 const DROP_REPORT_MS = 60_000;
 
@@ -170,7 +170,7 @@ export class QueryLog {
         transport,
         name: presentationName(q.name),
         type: qtypeName(q.qtype),
-        rcode: reply ? rcodeName(replyRcode(q, reply)) : 'NOREPLY',
+        rcode: reply ? rcodeName(answeredRcode(q, reply)) : 'NOREPLY',
         durationMs: Math.round((performance.now() - started) * 1000) / 1000,
         cached,
       });

@@ -93,16 +93,18 @@ function isArpa(lname: string): boolean {
 const isTransfer = (qtype: number): boolean => qtype === 252 || qtype === 251;
 
 /**
- * The rcode of a reply (metrics, query log): a zone transfer's from its first message (the reply
- * is framed: a length before each message); BADVERS for an EDNS version over 0, which answer()
- * gives every such query (the header holds only its low 4 bits, 0; the OPT record the rest);
- * else the header's.
+ * The rcode of a reply from its bytes: a zone transfer's from its first message (the reply is
+ * framed: a length before each message; the type is compared first, so other queries skip the
+ * WeakSet), else the header's. BADVERS (16) has only its low 4 bits there: see answeredRcode.
  */
 export function replyRcode(q: ParsedQuery, reply: Buffer): number {
-  if (reply.length < 4) return RCODE.SERVFAIL;
-  // the type is compared first, so other queries skip the WeakSet
   if (isTransfer(q.qtype) && isFramed(reply)) return reply.length >= 6 ? reply[5]! & 0xf : RCODE.SERVFAIL;
-  const rc = reply[3]! & 0xf;
+  return reply.length >= 4 ? reply[3]! & 0xf : RCODE.SERVFAIL;
+}
+
+/** replyRcode, and BADVERS for an EDNS version over 0, which answer() gives every such query (the query log). */
+export function answeredRcode(q: ParsedQuery, reply: Buffer): number {
+  const rc = replyRcode(q, reply);
   return rc === RCODE.NOERROR && q.edns !== undefined && q.edns.version > 0 ? RCODE.BADVERS : rc;
 }
 
@@ -154,15 +156,16 @@ export class DnsHandler {
     }
   }
 
-  private done(q: ParsedQuery, reply: Buffer, transport: Transport, started: number, system: System, cacheHit: boolean): Buffer {
+  /** `rcode`: given where the header cannot say it (BADVERS); else read from the reply. */
+  private done(q: ParsedQuery, reply: Buffer, transport: Transport, started: number, system: System, cacheHit: boolean, rcode?: number): Buffer {
     this.lastHit = cacheHit;
-    this.opts.observer?.observe(q.qtype, replyRcode(q, reply), transport, system, (performance.now() - started) / 1000, reply.length, cacheHit);
+    this.opts.observer?.observe(q.qtype, rcode ?? replyRcode(q, reply), transport, system, (performance.now() - started) / 1000, reply.length, cacheHit);
     return reply;
   }
 
   private answer(query: Buffer, q: ParsedQuery, transport: Transport, started: number, address: string | undefined, port: number | undefined): Buffer | Promise<Buffer | undefined> {
     if (q.opcode !== 0) return this.done(q, encodeRcode(query, q, RCODE.NOTIMP), transport, started, 'auth', false);
-    if (q.edns && q.edns.version > 0) return this.done(q, encodeRcode(query, q, 0), transport, started, 'auth', false);
+    if (q.edns && q.edns.version > 0) return this.done(q, encodeRcode(query, q, 0), transport, started, 'auth', false, RCODE.BADVERS);
     if (q.qtype === TYPE_ANY) return this.done(q, encodeRcode(query, q, RCODE.REFUSED), transport, started, 'auth', false);
     if (isTransfer(q.qtype)) {
       const t = this.opts.transfer;
