@@ -400,3 +400,27 @@ test('the negative template compresses only where a name truly ends with the SOA
   assert.ok(negative(labelsOf('nosuch.default.svc.cluster.local'), soaOf('ns.dns.cluster.local'), 104));
   assert.equal(negative(labelsOf('nosuch.default.svc.cluster.local'), soaOf('ns.dns.cluster.local'), 103), undefined);
 });
+
+test('over UDP the additional section keeps whole RRsets (RFC 2181 9): a target name of many addresses comes whole or not at all, never cut', async (t) => {
+  const s = await startStack();
+  t.after(s.stop);
+  // 80 endpoints under one hostname (a Deployment whose pod template sets it): one RRset of 80 A
+  s.zone.setService(headless('t', 'shared'));
+  s.zone.setSlice(slice('t', 'shared-a', 'shared', Array.from({ length: 80 }, (_, i) => ep(`10.9.0.${i + 1}`, 'foo')), [port('http', 80)]));
+  // 14 endpoints of two addresses each: 14 RRsets of 2 A
+  s.zone.setService(headless('t', 'pairs'));
+  s.zone.setSlice(
+    slice('t', 'pairs-a', 'pairs', Array.from({ length: 14 }, (_, i) => ({ addresses: [`10.7.0.${i + 1}`, `10.7.1.${i + 1}`], hostname: `pair-${i}`, ready: true })), [port('http', 80)]),
+  );
+  for (const [name, sizes] of [['_http._tcp.shared.t.svc.cluster.local', [1232, 4096]], ['_http._tcp.pairs.t.svc.cluster.local', [800, 1000, 1232]]] as const) {
+    for (const ednsUdpSize of sizes) {
+      const r = await query(s.server, { name, type: 'SRV', ednsUdpSize });
+      if (ednsUdpSize === 1232) assert.equal(r.packet.flag_tc, false, `${name} at ${ednsUdpSize}: the SRV answer fits`);
+      if (r.packet.flag_tc) continue; // the answer itself was cut: the client asks over TCP
+      const byOwner = new Map<string, number>();
+      for (const a of r.packet.additionals ?? []) if (a.type === 'A') byOwner.set(a.name, (byOwner.get(a.name) ?? 0) + 1);
+      const whole = name.startsWith('_http._tcp.shared') ? 80 : 2;
+      for (const [owner, n] of byOwner) assert.equal(n, whole, `${name} at ${ednsUdpSize}: ${owner} has ${n} of its ${whole} addresses`);
+    }
+  }
+});

@@ -118,9 +118,37 @@ export function encodeReply(query: Buffer, q: ParsedQuery, input: EncodeInput, l
     }
     return out;
   };
+  /**
+   * The additional section, which may be left out without TC (RFC 2181 9): but never half an
+   * RRset, which a cache would keep as the whole. The records of the RRset that no longer fits
+   * (a headless service's name shared by many endpoints, an endpoint's addresses) go with it.
+   */
+  const takeAdditional = (list: readonly RR[]): Buffer[] => {
+    const out: Buffer[] = [];
+    const rrs: RR[] = [];
+    for (const rr of list) {
+      const b = encodeOne(rr);
+      if (!b) continue;
+      if (size + b.length > limit) {
+        cut = true;
+        const owner = rr.name.toLowerCase();
+        for (let k = out.length - 1; k >= 0; k--) {
+          if (rrs[k]!.type !== rr.type || rrs[k]!.name.toLowerCase() !== owner) continue;
+          size -= out[k]!.length;
+          out.splice(k, 1);
+          rrs.splice(k, 1);
+        }
+        break;
+      }
+      out.push(b);
+      rrs.push(rr);
+      size += b.length;
+    }
+    return out;
+  };
   const an = take(input.answers, true);
   const ns = take(input.authorities, true);
-  const ar = truncated ? [] : take(input.additionals, false);
+  const ar = truncated ? [] : takeAdditional(input.additionals);
 
   const out = Buffer.allocUnsafe(size);
   put16(out, 0, q.id);
