@@ -117,3 +117,31 @@ test('the error counters exist at 0 from the first scrape, so the first error is
   assert.match(body, new RegExp(`^kubedns_forward_failures_total\\{server="127\\.0\\.0\\.1:${upstream.port}"\\} 0$`, 'm'));
   assert.match(body, new RegExp(`^kubedns_forward_requests_total\\{server="127\\.0\\.0\\.1:${upstream.port}"\\} 1$`, 'm'));
 });
+
+test('an ExternalName whose target is NXDOMAIN or NODATA upstream: the CNAME, the rcode and the target zone\'s SOA (RFC 2308), so the negative answer can be cached', async (t) => {
+  const soa = { name: 'example.com', type: 'SOA' as const, ttl: 300, data: { mname: 'ns.example.com', rname: 'hostmaster.example.com', serial: 7, refresh: 3600, retry: 600, expire: 86400, minimum: 120 } };
+  const upstream = await startTestDnsServer({
+    handler: (q) =>
+      q.name === 'nx.example.com' ? { rcode: 'NXDOMAIN', authorities: [soa] } : q.type === 'AAAA' ? { authorities: [soa] } : { answers: [{ name: q.name, type: 'A', ttl: 60, data: '192.0.2.5' }] },
+  });
+  t.after(() => upstream.close());
+  const c = await startCluster({
+    configFiles: { upstreamNameservers: JSON.stringify([`127.0.0.1:${upstream.port}`]) },
+    seed: (api) => {
+      api.upsert('services', externalNameService('t', 'gone', 'nx.example.com'));
+      api.upsert('services', externalNameService('t', 'www', 'www.example.com'));
+    },
+  });
+  t.after(() => c.stop());
+  await waitSynced(c);
+  const nx = await c.ask('gone.t.svc.cluster.local', 'A');
+  assert.equal(nx.packet.rcode, 'NXDOMAIN');
+  assert.deepEqual(nx.packet.answers?.map((a) => a.type), ['CNAME']);
+  assert.deepEqual(nx.packet.authorities?.map((a) => `${a.name} ${a.type}`), ['example.com SOA']);
+  const nodata = await c.ask('www.t.svc.cluster.local', 'AAAA');
+  assert.equal(nodata.packet.rcode, 'NOERROR');
+  assert.deepEqual(nodata.packet.authorities?.map((a) => `${a.name} ${a.type}`), ['example.com SOA']);
+  const positive = await c.ask('www.t.svc.cluster.local', 'A');
+  assert.deepEqual(datas(positive.packet.answers), ['www.example.com.', '192.0.2.5']);
+  assert.deepEqual(positive.packet.authorities, [], 'a positive answer carries no SOA');
+});

@@ -14,7 +14,7 @@ export interface TestQuestion {
 }
 
 export type TestAnswer =
-  | { rcode?: 'NOERROR' | 'NXDOMAIN' | 'SERVFAIL' | 'REFUSED'; answers?: dnsPacket.Answer[]; aa?: boolean; tc?: boolean }
+  | { rcode?: 'NOERROR' | 'NXDOMAIN' | 'SERVFAIL' | 'REFUSED'; answers?: dnsPacket.Answer[]; authorities?: dnsPacket.Answer[]; aa?: boolean; tc?: boolean }
   | 'drop';
 
 export interface TestDnsServer {
@@ -66,6 +66,7 @@ export async function startTestDnsServer(opts: {
       flags: dnsPacket.RECURSION_DESIRED | dnsPacket.RECURSION_AVAILABLE | (a.aa ? dnsPacket.AUTHORITATIVE_ANSWER : 0) | (a.tc ? dnsPacket.TRUNCATED_RESPONSE : 0) | rcode,
       questions: req.questions,
       answers: a.answers ?? [],
+      authorities: a.authorities ?? [],
     });
   }
 

@@ -254,6 +254,7 @@ export class DnsHandler {
   private async chase(query: Buffer, q: ParsedQuery, r: Resolution, transport: Transport, limit: number, started: number): Promise<Buffer> {
     const target = r.chase!;
     let extra: dnsPacket.Answer[] = [];
+    let authorities: dnsPacket.Answer[] = [];
     let rcode = rcodeNumber(r.rcode);
     let truncated = false;
     try {
@@ -263,6 +264,11 @@ export class DnsHandler {
         const decoded = dnsPacket.decode(reply);
         extra = (decoded.answers ?? []).filter((a) => a.type !== 'OPT');
         if ((decoded as { rcode?: string }).rcode === 'NXDOMAIN') rcode = RCODE.NXDOMAIN;
+        // a negative answer for the target carries its zone's SOA (RFC 2308 2.1, 2.2): without
+        // it, dnsmasq and the clients' resolvers must not cache the negative answer (RFC 2308 5)
+        if (rcode === RCODE.NXDOMAIN || !extra.some((a) => a.type === qtypeName(q.qtype))) {
+          authorities = (decoded.authorities ?? []).filter((a) => a.type === 'SOA');
+        }
         // the target's records did not fit the sub-query over UDP: the CNAME alone would look like
         // the whole answer (glibc does not follow it), so TC, and the client asks again over TCP,
         // where the target is asked over TCP too
@@ -272,7 +278,7 @@ export class DnsHandler {
       // the CNAME alone is still a correct answer: the client's resolver can follow it itself
       this.opts.log.debug({ target, err: (e as Error).message }, 'could not chase an ExternalName target upstream');
     }
-    const enc = encodeReply(query, q, { rcode, aa: r.aa, answers: [...r.answers, ...extra], authorities: [], additionals: [] }, limit);
+    const enc = encodeReply(query, q, { rcode, aa: r.aa, answers: [...r.answers, ...extra], authorities, additionals: [] }, limit);
     if (truncated && transport === 'udp') enc.bytes[2]! |= Flag.TC >> 8;
     return this.done(q, enc.bytes, transport, started, 'auth', false);
   }
