@@ -9,9 +9,12 @@
 //     --ports-file=F  (for tests) free ports; once the pod is up, write its ports and ConfigMap
 //                   directory to F as JSON and keep running until SIGTERM
 import { spawn } from 'node:child_process';
-import { createWriteStream } from 'node:fs';
+import { createSocket } from 'node:dgram';
+import { createWriteStream, readFileSync } from 'node:fs';
 import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
+import { parseArgs } from 'node:util';
 import { datas, query } from '@kube-dns/dns-client';
 import {
   clusterIPService, dnsmasqPath, endpointSlice, externalNameService, freePort, headlessService,
@@ -19,14 +22,29 @@ import {
 } from '@kube-dns/testkit';
 
 const root = new URL('..', import.meta.url).pathname;
-const args = Object.fromEntries(process.argv.slice(2).map((a) => { const [k, v] = a.replace(/^--/, '').split('='); return [k, v ?? 'true']; }));
-const check = args.check === 'true';
+const usage = 'usage: node scripts/demo.mjs [--dns-port=5353] [--check] [--auto-ports]';
+let args;
+try {
+  ({ values: args } = parseArgs({
+    options: { check: { type: 'boolean' }, 'auto-ports': { type: 'boolean' }, 'dns-port': { type: 'string' }, 'ports-file': { type: 'string' } },
+    strict: true,
+  }));
+} catch (e) {
+  process.stderr.write(`demo: ${e.message}\n${usage}\n`);
+  process.exit(2);
+}
+const check = args.check === true;
 const portsFile = args['ports-file'];
-const auto = args['auto-ports'] === 'true' || check || portsFile !== undefined;
+const auto = args['auto-ports'] === true || check || portsFile !== undefined;
 const isRoot = process.getuid?.() === 0;
 const port = async (usual) => (auto ? freePort() : usual);
+const dnsPort = Number(args['dns-port'] ?? (auto ? await freePort() : 5353));
+if (!Number.isInteger(dnsPort) || dnsPort < 1 || dnsPort > 65535) {
+  process.stderr.write(`demo: --dns-port=${args['dns-port']}: not a port (1-65535)\n${usage}\n`);
+  process.exit(2);
+}
 const ports = {
-  dns: Number(args['dns-port'] ?? (auto ? await freePort() : 5353)),
+  dns: dnsPort,
   kubedns: await port(10053),
   healthz: await port(8081),
   metrics: await port(10055),
@@ -36,6 +54,25 @@ const scratch = check || portsFile !== undefined;
 const work = join(root, '.demo', scratch ? `check-${process.pid}` : 'run');
 const configDir = join(work, 'config');
 const logDir = join(work, 'logs');
+// Before anything is touched: a port in use (another demo, most likely) would leave this pod
+// half up, and `.demo/run` is the running demo's ConfigMap and logs.
+const taken = async (p, udp) =>
+  new Promise((resolve) => {
+    const s = udp ? createSocket('udp4') : createServer();
+    s.once('error', () => resolve(true));
+    const bound = () => (udp ? s.close(() => resolve(false)) : s.close(() => resolve(false)));
+    if (udp) s.bind(p, '127.0.0.1', bound);
+    else s.listen(p, '127.0.0.1', bound);
+  });
+const busy = [];
+for (const [name, p] of Object.entries(ports)) {
+  if (await taken(p, false)) busy.push(`${name} ${p}/tcp`);
+  if ((name === 'dns' || name === 'kubedns') && (await taken(p, true))) busy.push(`${name} ${p}/udp`);
+}
+if (busy.length > 0) {
+  process.stderr.write(`demo: port${busy.length > 1 ? 's' : ''} in use: ${busy.join(', ')} (another demo running? --auto-ports picks free ones)\n`);
+  process.exit(1);
+}
 await rm(work, { recursive: true, force: true });
 await mkdir(configDir, { recursive: true });
 await mkdir(logDir, { recursive: true });
@@ -64,11 +101,25 @@ function start(name, bin, argv, env = {}) {
   const p = spawn(process.execPath, [join(root, 'packages', bin, 'bin', `${bin}.js`), ...argv], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   p.stdout.pipe(out);
   p.stderr.pipe(out);
-  p.on('exit', (code, sig) => { if (!stopping) say(`! ${name} exited (${code ?? sig}); see ${join(logDir, `${name}.log`)}`); });
+  p.on('exit', (code, sig) => {
+    if (stopping) return;
+    say(`! ${name} exited (${code ?? sig}); see ${join(logDir, `${name}.log`)}`);
+    // before the pod is up, waiting on would only end in a timeout that names the wrong thing
+    if (!up) exitedAtStart ??= `${name} exited (${code ?? sig}) at start: ${lastLine(join(logDir, `${name}.log`))}`;
+  });
   children.push({ name, p });
   return p;
 }
 let stopping = false;
+let up = false;
+let exitedAtStart;
+const lastLine = (file) => {
+  try {
+    return readFileSync(file, 'utf8').trim().split('\n').at(-1) ?? '';
+  } catch {
+    return '';
+  }
+};
 // the downward API's variables: Events (bad ConfigMap edits, dnsmasq restarts) go to the demo cluster
 const podEnv = { POD_NAME: 'kube-dns-demo', POD_NAMESPACE: 'kube-system', POD_UID: 'demo-pod-uid', NODE_NAME: 'demo-node' };
 start('kubedns', 'kube-dns', [
@@ -107,11 +158,13 @@ function stopAll() {
 const onSignal = async () => { say('\nstopping the pod...'); await stopAll(); process.exit(check ? 1 : 0); };
 process.on('SIGINT', onSignal);
 process.on('SIGTERM', onSignal);
+process.on('SIGHUP', onSignal); // the terminal closed: the same clean stop (the API server's token dir too)
 
 async function until(what, fn, ms = 20000) {
   const deadline = Date.now() + ms;
   let last;
   for (;;) {
+    if (exitedAtStart) throw new Error(exitedAtStart);
     try { const v = await fn(); if (v) return v; } catch (e) { last = e; }
     if (Date.now() > deadline) throw new Error(`${what}: not within ${ms} ms${last ? ` (${last.message})` : ''}`);
     await new Promise((r) => setTimeout(r, 100));
@@ -122,6 +175,7 @@ const http = (p, path) => fetch(`http://127.0.0.1:${p}${path}`).then(async (r) =
 
 try {
   await until('dnsmasq answers a cluster name through kube-dns', async () => (await dig('kubernetes.default.svc.cluster.local')) === '10.96.0.1');
+  up = true;
   const checks = [
     ['kubernetes.default.svc.cluster.local A', () => dig('kubernetes.default.svc.cluster.local'), '10.96.0.1'],
     ['frontend.shop.svc.cluster.local AAAA', () => dig('frontend.shop.svc.cluster.local', 'AAAA'), 'fd00:96::c:7'],

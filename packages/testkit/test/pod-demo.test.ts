@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -109,4 +109,39 @@ test('a failed --check stops the pod and keeps its logs', async () => {
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
+});
+
+test('a demo whose ports are taken (another demo running) says so at once and touches nothing; a bad argument is refused', async (t) => {
+  const { createSocket } = await import('node:dgram');
+  const { freePort } = await import('../src/index.js');
+  const port = await freePort();
+  const holder = createSocket('udp4');
+  await new Promise<void>((r) => holder.bind(port, '127.0.0.1', () => r()));
+  t.after(() => holder.close());
+  const run = async (args: string[]) => {
+    const p = spawn(process.execPath, [DEMO, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    p.stdout.on('data', (d) => (out += d));
+    p.stderr.on('data', (d) => (out += d));
+    const code = await new Promise<number | null>((resolve) => p.on('exit', resolve));
+    return { code, out };
+  };
+  // the running demo's directory (its ConfigMap and logs) must survive the second one
+  const runDir = join(dirname(DEMO), '..', '.demo', 'run');
+  const marker = join(runDir, `still-here-${process.pid}`);
+  await mkdir(runDir, { recursive: true });
+  await writeFile(marker, '');
+  t.after(() => rm(marker, { force: true }));
+  const started = Date.now();
+  const busy = await run([`--dns-port=${port}`, '--auto-ports']);
+  assert.equal(busy.code, 1, busy.out);
+  assert.ok(existsSync(marker), '.demo/run left alone');
+  assert.match(busy.out, new RegExp(`port in use: dns ${port}/udp \\(another demo running\\? --auto-ports picks free ones\\)`));
+  assert.ok(Date.now() - started < 15_000, 'at once, not after a start-up timeout');
+  const typo = await run(['--chek']);
+  assert.equal(typo.code, 2);
+  assert.match(typo.out, /Unknown option '--chek'/);
+  const nan = await run(['--dns-port=53x']);
+  assert.equal(nan.code, 2);
+  assert.match(nan.out, /--dns-port=53x: not a port/);
 });
