@@ -60,7 +60,7 @@ const taken = async (p, udp) =>
   new Promise((resolve) => {
     const s = udp ? createSocket('udp4') : createServer();
     s.once('error', () => resolve(true));
-    const bound = () => (udp ? s.close(() => resolve(false)) : s.close(() => resolve(false)));
+    const bound = () => s.close(() => resolve(false));
     if (udp) s.bind(p, '127.0.0.1', bound);
     else s.listen(p, '127.0.0.1', bound);
   });
