@@ -131,14 +131,14 @@ export function encodeReply(query: Buffer, q: ParsedQuery, input: EncodeInput, l
       if (!b) continue;
       if (size + b.length > limit) {
         cut = true;
+        // one pass (a splice per record would be quadratic in a 64 KiB TCP answer)
         const owner = rr.name.toLowerCase();
-        for (let k = out.length - 1; k >= 0; k--) {
-          if (rrs[k]!.type !== rr.type || rrs[k]!.name.toLowerCase() !== owner) continue;
-          size -= out[k]!.length;
-          out.splice(k, 1);
-          rrs.splice(k, 1);
+        const kept: Buffer[] = [];
+        for (let k = 0; k < out.length; k++) {
+          if (rrs[k]!.type === rr.type && rrs[k]!.name.toLowerCase() === owner) size -= out[k]!.length;
+          else kept.push(out[k]!);
         }
-        break;
+        return kept;
       }
       out.push(b);
       rrs.push(rr);
