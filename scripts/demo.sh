@@ -3,5 +3,5 @@
 # Usage: scripts/demo.sh [--dns-port=5353] [--auto-ports] [--check]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/install.sh
+bash scripts/install.sh --demo
 exec node scripts/demo.mjs "$@"
