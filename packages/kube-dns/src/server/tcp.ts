@@ -250,6 +250,9 @@ export class TcpListener {
     const c = st.socket;
     if (!st.blocked || c.destroyed || st.pending >= this.maxPipelined || c.writableLength > this.maxBuffered) return;
     st.blocked = false;
+    // the time spent paused was ours, not the client's: a message it sent in part while we did
+    // not read is timed from now (else the slowloris rule would close a pipelining client)
+    if (st.partialSince !== 0) st.partialSince = performance.now();
     this.process(st); // messages already buffered first
     if (!st.blocked && !this.closing) c.resume();
     this.endIfAnswered(st);
