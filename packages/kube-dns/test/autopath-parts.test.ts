@@ -191,3 +191,21 @@ test('search memory: one client failing many lookups drops its own oldest search
   assert.equal(m.size, 1);
   assert.equal(m.clients, 1);
 });
+
+test('search memory: a resolver asks A and AAAA, so each failed walk is remembered twice: the per-client bound still holds', () => {
+  const m = new SearchMemory();
+  m.remember('10.0.0.1', 'redis.payments', 0);
+  m.remember('10.0.0.1', 'redis.payments', 0);
+  assert.equal(m.clients, 1, 'the refreshed key still belongs to its client');
+  for (let i = 0; i < 50_000; i++) {
+    const t = 1 + i / 10_000;
+    m.remember('10.9.9.9', `x${i}.flood`, t);
+    m.remember('10.9.9.9', `x${i}.flood`, t);
+  }
+  assert.ok(m.has('10.0.0.1', 'redis.payments', 5), 'the other pod\'s search is still there');
+  assert.equal(m.size, MAX_PER_CLIENT + 1);
+  // an entry that expires after being refreshed goes without an error, at the next remember
+  assert.doesNotThrow(() => m.remember('10.0.0.2', 'db.orders', 1_000_000));
+  assert.equal(m.size, 1);
+  assert.equal(m.clients, 1);
+});

@@ -35,9 +35,11 @@ export class SearchMemory {
 
   remember(ip: string, base: string, now: number): void {
     const key = `${ip} ${base}`;
+    // refreshed: to the back of the line. Dropped before the client's set is fetched: dropping its
+    // only key deletes that set (a resolver asks A and AAAA, so most keys are remembered twice)
+    if (this.entries.has(key)) this.drop(key);
     let mine = this.byClient.get(ip);
     if (!mine) this.byClient.set(ip, (mine = new Set()));
-    if (this.entries.has(key)) this.drop(key); // refreshed: to the back of the line
     this.entries.set(key, now + this.limits.ttlMs);
     mine.add(key);
     this.chars += key.length;
