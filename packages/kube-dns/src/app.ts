@@ -334,7 +334,7 @@ export async function startKubeDns(o: KubeDnsOptions, x: StartExtras): Promise<K
     notReadyReason: () =>
       lameduck
         ? 'shutting down (lameduck): still answering, but take this replica out of the Service'
-        : `waiting for the first list of Services and EndpointSlices (${Math.round((Date.now() - syncStarted) / 1000)} s so far)`,
+        : `waiting for the first sync with the API server (${Math.round((Date.now() - syncStarted) / 1000)} s so far)${sync?.pending() ? `: ${sync.pending()}` : ''}`,
     dump: () => dumpJson(zone, resolveOpts),
     registry: metrics.registry,
     version: VERSION,
@@ -374,7 +374,7 @@ export async function startKubeDns(o: KubeDnsOptions, x: StartExtras): Promise<K
       ? setInterval(() => {
           if (isSynced()) return clearInterval(syncWarn);
           log.error(
-            { waitedSeconds: Math.round((Date.now() - syncStarted) / 1000) },
+            { waitedSeconds: Math.round((Date.now() - syncStarted) / 1000), pending: sync?.pending() },
             'still no initial sync with the API server: cluster names get SERVFAIL and /readiness is 503 until it succeeds; still trying',
           );
         }, o.initialSyncTimeoutMs)

@@ -259,6 +259,7 @@ test('no API server at start: it logs loudly after --initial-sync-timeout, keeps
     await new Promise((res) => setTimeout(res, 100));
   }
   assert.match(r.err(), /"level":50/, 'logged at error level');
+  assert.match(r.err(), /"pending":"[^"]*services not listed/, 'the line says what is still missing');
   assert.equal((await fetch(`http://127.0.0.1:${healthzPort}/readiness`)).status, 503);
   const early = await query({ host: '127.0.0.1', port: dnsPort }, { name: 'kubernetes.default.svc.cluster.local', type: 'A' });
   assert.equal(early.packet.rcode, 'SERVFAIL');

@@ -89,6 +89,24 @@ test('an API server outage that outlasts several reconnect backoffs: the last re
   t.diagnostic(`${served} rounds of lookups answered during a ${outageMs} ms outage with ${errors() - before} failed reconnects`);
 });
 
+test('not ready: /readiness names the resource not yet listed and why (Pods forbidden with --pods=verified)', async (t) => {
+  const c = await startCluster({
+    args: ['--pods=verified'],
+    seed: (api) => {
+      api.upsert('services', clusterIPService('default', 'x', ['10.7.0.1']));
+      api.faults.failRequests(1_000_000, 403, { resource: 'pods', watch: false });
+    },
+  });
+  t.after(() => c.stop());
+  await eventually(async () => {
+    const ready = await c.http('/readiness');
+    assert.equal(ready.status, 503);
+    assert.match(ready.body, /pods not listed \([1-9]\d* errors?, last: [^)]*403/);
+  }, SOON);
+  const body = (await c.http('/readiness')).body;
+  assert.doesNotMatch(body, /services|endpointslices/, 'Services and EndpointSlices were listed');
+});
+
 test('before the first sync: SERVFAIL for cluster names and /readiness 503; then answers', async (t) => {
   const c = await startCluster({
     seed: async (api) => {

@@ -211,8 +211,11 @@ export class KubeSync extends EventEmitter {
     });
   }
 
-  /** e.g. "endpointslices not listed (3 errors, last: list: HTTP 403: forbidden)". */
-  private pending(): string {
+  /**
+   * What the initial sync still waits for, and why: e.g. "pods not listed (3 errors, last: list:
+   * HTTP 403: forbidden)"; empty once synced.
+   */
+  pending(): string {
     return [...this.reflectors]
       .filter(([, r]) => !r.synced)
       .map(([name, r]) => {
