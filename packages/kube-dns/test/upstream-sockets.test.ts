@@ -4,6 +4,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createSocket, type RemoteInfo } from 'node:dgram';
 import { once } from 'node:events';
+import { readdirSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
 import * as dnsPacket from 'dns-packet';
 import { buildQuery } from '@kube-dns/dns-client';
 import { UpstreamSockets } from '../src/forward/upstream-sockets.js';
@@ -97,4 +99,27 @@ test('a server the socket cannot be connected to fails at once with the reason, 
     });
   }
   assert.equal(pool.opened, 2, 'the socket that failed to connect was not used again');
+});
+
+test('sockets of servers no longer asked are closed once idle; those of a server still asked stay', async (t) => {
+  // the servers asked change with the ConfigMap, a stub server's resolved name, a ClusterIP:
+  // a socket pool per server ever asked would hold its file descriptors for the process's life
+  const servers = await Promise.all([0, 1, 2, 3, 4].map(() => rawServer((msg, _r, send) => send(answerTo(msg)))));
+  t.after(() => servers.forEach((s) => s.close()));
+  const fds = () => readdirSync('/proc/self/fd').length;
+  const before = fds();
+  const pool = new UpstreamSockets({ perServer: 4, idleMs: 400 });
+  t.after(() => pool.close());
+  const ask = (port: number, i: number) => pool.exchange({ host: '127.0.0.1', port }, buildQuery({ name: `n${i}.example.org`, type: 'A' }), 2000);
+  await Promise.all(servers.flatMap((s) => [0, 1, 2, 3].map((i) => ask(s.port, i))));
+  assert.equal(pool.openSockets, 20);
+  assert.ok(fds() >= before + 20, `${fds() - before} descriptors more`);
+  // only the first server is asked from now on
+  for (let i = 0; i < 12; i++) {
+    await ask(servers[0]!.port, 100 + i);
+    await sleep(100);
+  }
+  assert.ok(pool.openSockets >= 1 && pool.openSockets <= 4, `${pool.openSockets} sockets open: the first server's only`);
+  assert.ok(fds() <= before + 4, `${fds() - before} descriptors more`);
+  assert.equal((await ask(servers[1]!.port, 200)).length > 12, true, 'a server asked again gets a new socket');
 });

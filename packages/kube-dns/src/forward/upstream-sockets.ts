@@ -15,10 +15,14 @@
 //     drops datagrams from any other address);
 //   - a refused server fails at once: a connected socket hears the ICMP port unreachable
 //     (ECONNREFUSED), which fails every exchange waiting on that socket and retires it.
+// A socket nobody used for `idleMs` is retired: the servers asked change (a ConfigMap edit, a
+// stub server's name resolving elsewhere, a cluster-named stub's new ClusterIP), and without it
+// each server ever asked kept its 16 sockets, file descriptors and all, for the process's life.
 import { Buffer } from 'node:buffer';
 import { randomInt } from 'node:crypto';
 import { createSocket, type Socket } from 'node:dgram';
 import { isIP } from 'node:net';
+import { performance } from 'node:perf_hooks';
 import { DnsTimeoutError, type Server } from '@kube-dns/dns-client';
 import { questionEnd, sameQuestion } from './reply-check.js';
 
@@ -39,6 +43,8 @@ interface Slot {
   uses: number;
   /** Out of the pool: closed as soon as nothing waits on it. */
   retired: boolean;
+  /** performance.now() of the last exchange it carried (idle sweep). */
+  lastUsed: number;
   /** Sends waiting for connect() to finish (a socket still connecting cannot send); undefined once connected. */
   queue: (() => void)[] | undefined;
 }
@@ -48,6 +54,8 @@ export interface UpstreamSocketsOptions {
   perServer?: number;
   /** Queries a socket carries before it is replaced by one on a new random port. Default 100. */
   usesPerSocket?: number;
+  /** A socket unused this long (ms) is closed; looked for every half of it. Default 60 s. */
+  idleMs?: number;
 }
 
 const fmt = (s: Server) => (isIP(s.host) === 6 ? `[${s.host}]:${s.port}` : `${s.host}:${s.port}`);
@@ -66,12 +74,21 @@ export class UpstreamSockets {
   private readonly byPort = new Map<number, Slot>();
   private readonly perServer: number;
   private readonly usesPerSocket: number;
+  private readonly idleMs: number;
+  /** The idle sweep's timer, while any socket is in the pool. */
+  private sweeper: NodeJS.Timeout | undefined;
   /** Sockets opened so far (tests, metrics). */
   opened = 0;
 
   constructor(o: UpstreamSocketsOptions = {}) {
     this.perServer = o.perServer ?? 16;
     this.usesPerSocket = o.usesPerSocket ?? 100;
+    this.idleMs = o.idleMs ?? 60_000;
+  }
+
+  /** Sockets open: in the pool, or retired and still waiting for a reply. */
+  get openSockets(): number {
+    return this.live.size;
   }
 
   /** Sends `message` (its ID replaced) and resolves with the reply, as dns-client's exchange does over UDP. */
@@ -80,6 +97,7 @@ export class UpstreamSockets {
     if (!question) return Promise.reject(new Error('not a query with a question'));
     const slot = this.slotFor(server);
     slot.uses++;
+    slot.lastUsed = performance.now();
     let id = randomInt(0, 65536);
     while (slot.pending.has(id)) id = randomInt(0, 65536);
     const out = Buffer.from(message);
@@ -128,8 +146,20 @@ export class UpstreamSockets {
 
   /** Closes every socket; exchanges still waiting fail. */
   close(): void {
+    clearInterval(this.sweeper);
+    this.sweeper = undefined;
     for (const s of [...this.live]) this.fail(s, new Error('forwarding stopped'));
     this.byServer.clear();
+  }
+
+  /** Retires the sockets unused for idleMs (closed at once: an idle one has nothing pending). */
+  private sweep(): void {
+    const before = performance.now() - this.idleMs;
+    for (const slots of this.byServer.values()) for (const slot of [...slots]) if (slot.lastUsed <= before) this.retire(slot.server, slot);
+    if (this.byServer.size === 0) {
+      clearInterval(this.sweeper);
+      this.sweeper = undefined;
+    }
   }
 
   private key(s: Server): string {
@@ -140,6 +170,10 @@ export class UpstreamSockets {
     const key = this.key(server);
     let slots = this.byServer.get(key);
     if (!slots) this.byServer.set(key, (slots = []));
+    if (!this.sweeper) {
+      this.sweeper = setInterval(() => this.sweep(), this.idleMs / 2);
+      this.sweeper.unref();
+    }
     if (slots.length < this.perServer) {
       const slot = this.open(server);
       slots.push(slot);
@@ -151,7 +185,7 @@ export class UpstreamSockets {
   private open(server: Server): Slot {
     // bound by connect() to a port the kernel picks at random (Linux randomizes ephemeral ports)
     const sock = createSocket(isIP(server.host) === 6 ? 'udp6' : 'udp4');
-    const slot: Slot = { sock, server, pending: new Map(), uses: 0, retired: false, queue: [] };
+    const slot: Slot = { sock, server, pending: new Map(), uses: 0, retired: false, lastUsed: performance.now(), queue: [] };
     this.opened++;
     this.live.add(slot);
     sock.on('message', (msg) => {
@@ -202,6 +236,7 @@ export class UpstreamSockets {
     const slots = this.byServer.get(this.key(server));
     const i = slots?.indexOf(slot) ?? -1;
     if (i >= 0) slots!.splice(i, 1);
+    if (slots?.length === 0) this.byServer.delete(this.key(server));
     this.release(slot);
   }
 
