@@ -5,7 +5,7 @@ import { randomInt } from 'node:crypto';
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import type { Logger, Nameserver } from '@kube-dns/config';
-import { buildQuery, exchange, type Transport } from '@kube-dns/dns-client';
+import { DnsTimeoutError, buildQuery, exchange, type Transport } from '@kube-dns/dns-client';
 import { LogLimiter } from './log-limiter.js';
 import { LoopProbes, type ProbeTarget } from './loop-detect.js';
 import { stubDomainOf } from './upstreams.js';
@@ -45,6 +45,24 @@ export interface ForwarderOptions {
   downRetryMs?: number;
   /** Looks up a stub server's host name outside the cluster zone (default: the system resolver; tests slow it). */
   lookupHost?: (name: string) => Promise<string | undefined>;
+}
+
+/** One forward's state across the servers it asks (Forwarder.ask). */
+interface Attempt {
+  /** As the client sent it. */
+  readonly query: Buffer;
+  /** The copy sent upstream (its ID replaced for each server). */
+  readonly out: Buffer;
+  /** End of the question. */
+  readonly qEnd: number;
+  readonly lname: string;
+  readonly transport: Transport;
+  readonly timeoutMs: number;
+  readonly deadline: number;
+  /** Servers of this round that timed out: asked again in the next. */
+  timedOut: Nameserver[];
+  /** The last SERVFAIL or REFUSED, relayed when no server does better. */
+  last: Buffer | undefined;
 }
 
 const RCODE_SERVFAIL = 2;
@@ -226,7 +244,8 @@ export class Forwarder {
 
   /**
    * Sends `query` (as received) to the servers for `lname` in turn (inOrder), within
-   * FORWARD_DEADLINE_MS in all: the next one on a timeout, a transport error, SERVFAIL, REFUSED,
+   * FORWARD_DEADLINE_MS in all, going round again to those that timed out while time is left:
+   * the next one on a timeout, a transport error, SERVFAIL, REFUSED,
    * or a reply that is not a well-formed answer to this question (forward/reply-check.ts).
    * Resolves with the reply (the last SERVFAIL or REFUSED when no server did better; the
    * client's ID and spelling of the question restored), undefined
@@ -259,58 +278,77 @@ export class Forwarder {
     const deadline = performance.now() + Math.max(timeoutMs, this.opts.deadlineMs ?? FORWARD_DEADLINE_MS);
     const domain = stubDomainOf(lname, this.stubDomains);
     const servers = this.inOrder(domain === undefined ? this.upstreams : this.withoutLooping(domain, await this.resolveStubServers(this.stubDomains.get(domain)!, deadline)));
-    const clientId = query.readUInt16BE(0);
     const qEnd = questionEnd(query);
     if (qEnd < 0) return undefined;
-    const question = query.subarray(12, qEnd);
     const out = Buffer.from(query);
     if (transport === 'udp') capEdnsUdpSize(out, qEnd, OUR_UDP_SIZE); // we relay no more over UDP anyway
-    let last: Buffer | undefined;
-    for (const s of servers) {
-      const left = Math.floor(deadline - performance.now());
-      if (left < 1) break;
-      const key = serverKey(s);
-      const st = this.stats.perServer.get(key) ?? { requests: 0, failures: 0 };
-      this.stats.perServer.set(key, st);
-      st.requests++;
-      // a fresh random ID towards the upstream: the client's ID is predictable to an off-path spoofer
-      out.writeUInt16BE(randomInt(0, 65536), 0);
-      let reply: Buffer;
-      try {
-        const server = { host: s.host, port: s.port };
-        reply = transport === 'udp' ? await this.sockets.exchange(server, out, Math.min(timeoutMs, left)) : await exchange(server, out, transport, Math.min(timeoutMs, left));
-      } catch (e) {
-        st.downUntil = performance.now() + (this.opts.downRetryMs ?? DOWN_RETRY_MS);
-        this.failed(key, st, (e as Error).message, lname);
-        continue;
+    const attempt: Attempt = { query, out, qEnd, lname, transport, timeoutMs, deadline, timedOut: [], last: undefined };
+    // round after round while time is left, as CoreDNS's forward does: a lost datagram to the
+    // only upstream (a node resolv.conf with one nameserver) is asked again, not a SERVFAIL.
+    // Only servers that timed out go round again: an error comes at once (a refused port would
+    // spin until the deadline), and a SERVFAIL or REFUSED is that server's answer.
+    for (let round: readonly Nameserver[] = servers; round.length > 0; ) {
+      attempt.timedOut = [];
+      for (const s of round) {
+        if (deadline - performance.now() < 1) return attempt.last;
+        const reply = await this.ask(s, attempt);
+        if (reply) return reply;
       }
-      const problem = replyProblem(reply, question);
-      // a TC reply cut with its counts left as they were: the question with TC, the client retries over TCP
-      if (problem === 'truncated') return errorReply(query, clientId, reply[3]! & 0xf, qEnd, Flag.TC | Flag.RA | (reply.readUInt16BE(2) & Flag.AA));
-      if (problem) {
-        st.downUntil = performance.now() + (this.opts.downRetryMs ?? DOWN_RETRY_MS);
-        this.failed(key, st, problem, lname);
-        continue;
-      }
-      st.downUntil = undefined;
-      reply.writeUInt16BE(clientId, 0);
-      // the client's own spelling of the question (its 0x20 case), as our own answers keep it
-      query.copy(reply, 12, 12, qEnd);
-      // the next server may answer: a REFUSED is one server's policy (an ACL, recursion off), not
-      // the name's fate, and glibc's resolver and dnsmasq move on from it too
-      const rcode = reply.readUInt16BE(2) & 0xf;
-      if (rcode === RCODE_SERVFAIL || rcode === RCODE_REFUSED) {
-        this.failed(key, st, rcode === RCODE_SERVFAIL ? 'answered SERVFAIL' : 'answered REFUSED', lname);
-        last = reply;
-        continue;
-      }
-      if (st.failing) {
-        st.failing = false;
-        this.opts.log.info({ server: key }, 'upstream nameserver answers again');
-      }
-      return reply;
+      round = attempt.timedOut;
     }
-    return last;
+    return attempt.last;
+  }
+
+  /**
+   * One server asked once: the reply to relay (the client's ID and spelling of the question
+   * restored), or undefined to go on, with a SERVFAIL or REFUSED kept in `a.last` and a server
+   * that timed out in `a.timedOut`.
+   */
+  private async ask(s: Nameserver, a: Attempt): Promise<Buffer | undefined> {
+    const { query, out, qEnd, lname, transport } = a;
+    const key = serverKey(s);
+    const st = this.stats.perServer.get(key) ?? { requests: 0, failures: 0 };
+    this.stats.perServer.set(key, st);
+    st.requests++;
+    // a fresh random ID towards the upstream: the client's ID is predictable to an off-path spoofer
+    out.writeUInt16BE(randomInt(0, 65536), 0);
+    const timeout = Math.min(a.timeoutMs, Math.floor(a.deadline - performance.now()));
+    let reply: Buffer;
+    try {
+      const server = { host: s.host, port: s.port };
+      reply = transport === 'udp' ? await this.sockets.exchange(server, out, timeout) : await exchange(server, out, transport, timeout);
+    } catch (e) {
+      st.downUntil = performance.now() + (this.opts.downRetryMs ?? DOWN_RETRY_MS);
+      this.failed(key, st, (e as Error).message, lname);
+      if (e instanceof DnsTimeoutError) a.timedOut.push(s);
+      return undefined;
+    }
+    const clientId = query.readUInt16BE(0);
+    const problem = replyProblem(reply, query.subarray(12, qEnd));
+    // a TC reply cut with its counts left as they were: the question with TC, the client retries over TCP
+    if (problem === 'truncated') return errorReply(query, clientId, reply[3]! & 0xf, qEnd, Flag.TC | Flag.RA | (reply.readUInt16BE(2) & Flag.AA));
+    if (problem) {
+      st.downUntil = performance.now() + (this.opts.downRetryMs ?? DOWN_RETRY_MS);
+      this.failed(key, st, problem, lname);
+      return undefined;
+    }
+    st.downUntil = undefined;
+    reply.writeUInt16BE(clientId, 0);
+    // the client's own spelling of the question (its 0x20 case), as our own answers keep it
+    query.copy(reply, 12, 12, qEnd);
+    // the next server may answer: a REFUSED is one server's policy (an ACL, recursion off), not
+    // the name's fate, and glibc's resolver and dnsmasq move on from it too
+    const rcode = reply.readUInt16BE(2) & 0xf;
+    if (rcode === RCODE_SERVFAIL || rcode === RCODE_REFUSED) {
+      this.failed(key, st, rcode === RCODE_SERVFAIL ? 'answered SERVFAIL' : 'answered REFUSED', lname);
+      a.last = reply;
+      return undefined;
+    }
+    if (st.failing) {
+      st.failing = false;
+      this.opts.log.info({ server: key }, 'upstream nameserver answers again');
+    }
+    return reply;
   }
 
   /** A stub domain's servers less those found to loop (loopFound). */
