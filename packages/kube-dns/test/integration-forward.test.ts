@@ -169,3 +169,19 @@ test('an ExternalName whose target is NXDOMAIN or NODATA upstream: the CNAME, th
   assert.deepEqual(datas(positive.packet.answers), ['www.example.com.', '192.0.2.5']);
   assert.deepEqual(positive.packet.authorities, [], 'a positive answer carries no SOA');
 });
+
+test('a stub server named by a cluster Service is used as soon as the Service exists, not 30 s later', async (t) => {
+  // a question for the domain while the name had no address (before the initial sync, or before
+  // the Service was created) used to keep "no address" for 30 s: SERVFAIL all that time
+  const stub = await startTestDnsServer({ answerIp: '203.0.113.9' });
+  t.after(() => stub.close());
+  const c = await startCluster({ configFiles: { stubDomains: JSON.stringify({ 'acme.local': [`stubdns.default.svc.cluster.local:${stub.port}`] }) } });
+  t.after(() => c.stop());
+  await waitSynced(c);
+  assert.equal((await c.ask('x.acme.local', 'A')).packet.rcode, 'SERVFAIL', 'no server for the domain yet');
+  c.api.upsert('services', clusterIPService('default', 'stubdns', ['127.0.0.1']));
+  await eventually(async () => assert.deepEqual(datas((await c.ask('stubdns.default.svc.cluster.local', 'A')).packet.answers), ['127.0.0.1']), 3000);
+  const r = await c.ask('x.acme.local', 'A');
+  assert.equal(r.packet.rcode, 'NOERROR');
+  assert.deepEqual(datas(r.packet.answers), ['203.0.113.9']);
+});

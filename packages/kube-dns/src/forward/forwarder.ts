@@ -97,6 +97,7 @@ export class Forwarder {
   readonly overflow: ReplyBudget;
   readonly maxConcurrent: number;
   private readonly overLimitLog = new LogLimiter(10_000);
+  private readonly unresolvedClusterLog = new LogLimiter(30_000);
 
   constructor(private readonly opts: ForwarderOptions) {
     this.maxConcurrent = opts.maxConcurrent ?? 1000;
@@ -401,7 +402,7 @@ export class Forwarder {
   }
 
   /**
-   * A stub server's name looked up, the address (or none) kept 30 s. Outside the cluster zone one
+   * A stub server's name looked up; outside the cluster zone the address (or none) kept 30 s, one
    * lookup per name at a time, shared by every forward that needs it, and none waits for it past
    * its deadline: while the node's nameservers do not answer, each lookup takes the resolver's
    * timeout in one of libuv's four threads, and with a lookup per forward twenty queries at once
@@ -409,7 +410,13 @@ export class Forwarder {
    */
   private async lookUpStubServer(s: Nameserver, deadline: number): Promise<string | undefined> {
     const zone = this.opts.clusterZone;
-    if (zone && (s.host === zone || s.host.endsWith(`.${zone}`))) return this.remember(s, this.opts.resolveClusterName?.(s.host));
+    if (zone && (s.host === zone || s.host.endsWith(`.${zone}`))) {
+      // our own records, asked every time (a map lookup): a miss kept 30 s would hold past the
+      // initial sync, or past the Service's creation, that gives the name its address
+      const ip = this.opts.resolveClusterName?.(s.host);
+      if (!ip) this.unresolvedClusterLog.maybe((suppressed) => this.opts.log.warn({ server: s.raw, suppressed }, 'the stub domain server name has no address in the cluster (yet); skipping it'));
+      return ip;
+    }
     let looking = this.lookups.get(s.host);
     if (!looking) {
       looking = (this.opts.lookupHost ?? systemLookup)(s.host)
