@@ -5,8 +5,11 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import * as dnsPacket from 'dns-packet';
-import { rrText } from '@kube-dns/dns-client';
-import { resetRotation, rotateAnswers } from '../src/server/rotate.js';
+import { buildQuery, rrText } from '@kube-dns/dns-client';
+import { TURNS, resetRotation, rotateAnswers } from '../src/server/rotate.js';
+import { parseQuery } from '../src/server/wire.js';
+import { ep, headless, slice } from './resolve-fixtures.js';
+import { startStack } from './server-stack.js';
 
 const HDR = (an: number, ns: number, ar: number) => {
   const b = Buffer.alloc(12);
@@ -169,4 +172,31 @@ test('a reply with an OPT record: the answers rotate, the OPT record stays last'
   const out = rotateAnswers(Buffer.from(withOpt));
   assert.deepEqual(out.subarray(out.length - opt.length), opt, 'the OPT record stays last');
   assert.equal((decode(out).answers![0] as { data: string }).data, '10.0.0.3');
+});
+
+test('each name turns on its own: a client looking up two 2-pod services in turn gets each pod of each first half the time', async (t) => {
+  // with one turn counter for every reply, each name saw every other turn: the same first pod
+  // of each, every time, for a client alternating between two services
+  const s = await startStack();
+  t.after(s.stop);
+  const ask = (n: string, id = 0) => buildQuery({ name: `${n}.default.svc.cluster.local`, type: 'A', id });
+  // two names in different slots of the counters' table (the hash is seeded per process; names
+  // sharing a slot share a counter, as every name did before)
+  const slotOf = (n: string) => (parseQuery(ask(n)) as { keyHash: number }).keyHash & (TURNS - 1);
+  const other = ['b', 'c', 'd', 'e'].find((n) => slotOf(n) !== slotOf('a'))!;
+  const names = ['a', other];
+  for (const [i, n] of names.entries()) {
+    s.zone.setService(headless('default', n));
+    s.zone.setSlice(slice('default', `${n}-1`, n, [ep(`10.${i + 1}.0.1`), ep(`10.${i + 1}.0.2`)]));
+  }
+  const firsts = names.map(() => new Map<string, number>());
+  for (let i = 0; i < 20; i++) {
+    for (const [k, n] of names.entries()) {
+      const reply = await s.handler.handle(ask(n, i), 'udp');
+      const first = String(D(decode(reply as Buffer).answers![0]));
+      firsts[k]!.set(first, (firsts[k]!.get(first) ?? 0) + 1);
+    }
+  }
+  assert.deepEqual([...firsts[0]!.entries()].sort(), [['10.1.0.1', 10], ['10.1.0.2', 10]]);
+  assert.deepEqual([...firsts[1]!.entries()].sort(), [['10.2.0.1', 10], ['10.2.0.2', 10]]);
 });

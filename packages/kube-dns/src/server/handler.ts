@@ -181,7 +181,7 @@ export class DnsHandler {
     if (zoneStubs !== undefined && zoneStubs.any && zoneStubs.covers(q.lname)) return this.forward(query, q, transport, started, 'recursive', port);
     const limit = replyLimit(q, transport);
     const hit = this.cache.get(query, q, limit);
-    if (hit) return this.done(q, rotateAnswers(hit), transport, started, 'auth', true);
+    if (hit) return this.done(q, rotateAnswers(hit, q.keyHash), transport, started, 'auth', true);
 
     if (q.qclass !== CLASS_IN) return this.done(q, encodeRcode(query, q, RCODE.REFUSED), transport, started, 'auth', false);
     const absent = this.absent;
@@ -226,7 +226,7 @@ export class DnsHandler {
     const gen = cell ? cell.gen : this.opts.zone.depGeneration(r.dep);
     const enc = encodeReply(query, q, { rcode, aa: r.aa, answers: r.answers, authorities: r.authorities, additionals: r.additionals }, limit);
     this.cache.set(query, q, limit, enc.bytes, enc.nameOffsets, r.dep, cell, gen, enc.cut); // keeps a copy of its own
-    return this.done(q, rotateAnswers(enc.bytes), transport, started, system, false);
+    return this.done(q, rotateAnswers(enc.bytes, q.keyHash), transport, started, system, false);
   }
 
   private async completed(completing: Promise<AutopathAnswer | undefined>, query: Buffer, q: ParsedQuery, r: Resolution, transport: Transport, limit: number, started: number, system: System): Promise<Buffer> {
@@ -240,7 +240,7 @@ export class DnsHandler {
         encodeReply(query, q, { rcode: RCODE.NXDOMAIN, aa: r.aa, answers: [], authorities: r.authorities, additionals: [] }, limit).bytes);
     // an upstream said TC to the walk's question over UDP: so does the reply (the CNAME alone would end glibc's search)
     if (a?.truncated && transport === 'udp') reply[2]! |= Flag.TC >> 8;
-    return this.done(q, a ? rotateAnswers(reply) : reply, transport, started, system, false);
+    return this.done(q, a ? rotateAnswers(reply, q.keyHash) : reply, transport, started, system, false);
   }
 
   private async forward(query: Buffer, q: ParsedQuery, transport: Transport, started: number, system: System, port: number | undefined): Promise<Buffer | undefined> {

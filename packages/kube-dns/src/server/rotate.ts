@@ -1,6 +1,10 @@
 // Round-robin: the answer section's runs of A, AAAA or SRV records of one owner name (a headless
-// service's pods, a service's ports) are rotated by a per-process counter on every reply, cached
-// or freshly encoded, so that clients taking the first record spread over the pods. It works on
+// service's pods, a service's ports) are rotated by a counter of the question's name on every
+// reply, cached or freshly encoded, so that clients taking the first record spread over the pods.
+// One counter per name, not one for all: with a shared counter a client that looked up two
+// 2-pod services in turn got the same first pod of each every time (each name saw every other
+// turn). The counters sit in a fixed table indexed by the name's hash (the response cache's key,
+// seeded per process): names that share a slot share a counter, as all names once did. It works on
 // the encoded bytes, in place: no decode, no re-encode, no allocation, and nothing at all for
 // replies with fewer than two answers. Measured on a loaded 2-core machine: a few hundred ns for
 // 3 A records, about 1 us for 3 SRV records (a cache hit's copy is ~100-200 ns; a whole UDP query
@@ -22,7 +26,9 @@ const TYPE_MX = 15;
 const TYPE_AAAA = 28;
 const TYPE_SRV = 33;
 
-let counter = 0;
+/** Turn counters by the question's key hash (a power of two: the index is a mask). */
+export const TURNS = 4096;
+const turns = new Uint32Array(TURNS);
 
 // Scratch space reused by every call (the walk is synchronous): no allocation per reply. A
 // 65,535-byte message holds at most 65535 / 11 records and 65535 / 2 pointers.
@@ -152,13 +158,15 @@ function rotateRun(msg: Buffer, first: number, n: number, k: number): boolean {
 }
 
 /**
- * Rotates, in place, each run of two or more A/AAAA/SRV answers sharing owner name and class.
- * Returns `msg` (for a one-line hook). Never throws.
+ * Rotates, in place, each run of two or more A/AAAA/SRV answers sharing owner name and class, by
+ * the turn of the question's name (`key`: its hash, Query.keyHash). Returns `msg` (for a one-line
+ * hook). Never throws.
  */
-export function rotateAnswers(msg: Buffer): Buffer {
+export function rotateAnswers(msg: Buffer, key = 0): Buffer {
   if (msg.length < 12 || u16(msg, 6) < 2) return msg;
-  const turn = counter;
-  counter = (counter + 1) % 0x40000000;
+  const slot = key & (TURNS - 1);
+  const turn = turns[slot]!;
+  turns[slot] = (turn + 1) & 0x3fffffff;
   const an = u16(msg, 6);
   let i = 0;
   // every write happens after a complete walk, so a message we cannot walk is sent as it is
@@ -178,7 +186,7 @@ export function rotateAnswers(msg: Buffer): Buffer {
   return msg;
 }
 
-/** For tests: the counter's next value. */
+/** For tests: every name's next turn. */
 export function resetRotation(to = 0): void {
-  counter = to;
+  turns.fill(to);
 }
