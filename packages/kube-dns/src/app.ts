@@ -122,6 +122,9 @@ export async function startKubeDns(o: KubeDnsOptions, x: StartExtras): Promise<K
     },
   });
 
+  // an ExternalName pointing into a stub domain inside the zone is chased through its servers
+  resolveOpts.forwardedInZone = (lname) => forwarder.zoneStubs.any && forwarder.zoneStubs.covers(lname);
+
   let sync: KubeSync | undefined;
   const isSynced = () => sync?.synced ?? false;
   const metrics: KubeDnsMetrics = new KubeDnsMetrics(
@@ -157,6 +160,8 @@ export async function startKubeDns(o: KubeDnsOptions, x: StartExtras): Promise<K
   // with it, an empty upstreamNameservers means resolv.conf.
   const flagServers = o.configDir ? [] : o.nameservers;
   if (o.configDir && o.nameservers.length) log.warn({ nameservers: o.nameservers.map((s) => s.raw) }, '--nameservers is ignored with --config-dir: upstreams come from upstreamNameservers, else resolv.conf');
+  // the response cache's clear, once the handler exists (a config applied before has nothing to clear)
+  let clearCachedAnswers = (): void => undefined;
   const applyConfig = (c: KubeDnsConfig) => {
     config = c;
     liveZones?.apply(c.zoneOverrides);
@@ -178,7 +183,10 @@ export async function startKubeDns(o: KubeDnsOptions, x: StartExtras): Promise<K
     }
     reportStubDomainsInZone(events, inZone);
     const stubs = new Map([...c.stubDomains].filter(([d]) => !inZone.some((s) => s.domain === d && !s.forwarded)));
-    forwarder.setStubDomains(stubs, inZone.filter((s) => s.forwarded).map((s) => s.domain));
+    const forwardedInZone = inZone.filter((s) => s.forwarded).map((s) => s.domain);
+    // cached answers of ExternalNames that point into such a domain change with it
+    if (forwardedInZone.join() !== forwarder.zoneStubs.list.join()) clearCachedAnswers();
+    forwarder.setStubDomains(stubs, forwardedInZone);
     log.info(
       { upstreams: choice.servers.map((s) => `${s.host}:${s.port}`), source: choice.source, stubDomains: [...stubs.keys()] },
       'forwarding configured',
@@ -262,6 +270,7 @@ export async function startKubeDns(o: KubeDnsOptions, x: StartExtras): Promise<K
     },
     ...(queryLog && { queryLog }),
   });
+  clearCachedAnswers = () => handler.cache.clear();
   registerMalformedMetrics(metrics.registry, handler.malformed);
   // UDP and TCP on one port. With --dns-port=0 (tests) the number UDP picks may be taken on TCP:
   // then try another number.

@@ -10,7 +10,7 @@ import { rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createLogger } from '@kube-dns/config';
 import { datas } from '@kube-dns/dns-client';
-import { clusterIPService, startTestDnsServer, type KubeObject } from '@kube-dns/testkit';
+import { clusterIPService, externalNameService, startTestDnsServer, type KubeObject } from '@kube-dns/testkit';
 import { eventually, startCluster, waitSynced, type Cluster } from './integration-helpers.js';
 
 type Ev = KubeObject & { type: string; reason: string; message: string };
@@ -71,4 +71,26 @@ test('a stub domain inside the cluster zone gets its names forwarded to its serv
   }, 3000);
   assert.deepEqual(datas((await c.ask('80.0.0.10.in-addr.arpa', 'PTR')).packet.answers), ['web.default.svc.cluster.local.']);
   assert.ok(!stub.questions.some((q) => q.name === '80.0.0.10.in-addr.arpa'));
+});
+
+test('an ExternalName whose target is in a stub domain inside the zone is chased through the stub\'s servers', async (t) => {
+  // dnsmasq in front of the original follows the CNAME to the stub domain's server; kube-dns
+  // answered the target from its own records instead: NXDOMAIN for the Service's own name
+  const stub = await startTestDnsServer({ answerIp: '203.0.113.9' });
+  t.after(() => stub.close());
+  const c = await startCluster({ seed: (api) => api.upsert('services', externalNameService('default', 'db', 'db.corp.cluster.local')) });
+  t.after(() => c.stop());
+  await waitSynced(c);
+  // asked (and cached) before the stub domain exists: the target is the zone's, and absent
+  assert.equal((await c.ask('db.default.svc.cluster.local', 'A')).packet.rcode, 'NXDOMAIN');
+  await replaceKey(c.configDir, 'stubDomains', JSON.stringify({ 'corp.cluster.local': [`127.0.0.1:${stub.port}`] }));
+  await eventually(async () => {
+    const r = await c.ask('db.default.svc.cluster.local', 'A');
+    assert.equal(r.packet.rcode, 'NOERROR');
+    assert.deepEqual(
+      (r.packet.answers ?? []).map((a) => `${a.type} ${a.name} ${String((a as { data?: unknown }).data)}`),
+      ['CNAME db.default.svc.cluster.local db.corp.cluster.local', 'A db.corp.cluster.local 203.0.113.9'],
+    );
+  }, 3000);
+  assert.ok(stub.questions.some((q) => q.name === 'db.corp.cluster.local' && q.type === 'A'), 'the target was asked of the stub server');
 });

@@ -449,6 +449,10 @@ export class ZoneStubs {
     this.any = domains.length > 0;
   }
 
+  get list(): readonly string[] {
+    return this.domains;
+  }
+
   /** `lname` is in one of them: forwarded, not answered from the records. */
   covers(lname: string): boolean {
     for (const d of this.domains) if (lname === d || lname.endsWith(`.${d}`)) return true;

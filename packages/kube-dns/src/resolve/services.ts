@@ -272,7 +272,8 @@ function resolveExternalName(ctx: Ctx, e: ServiceEntry, prefix: string[], dep: s
   const record = cname(owner, target, opts.ttl);
   if (qtype === 'CNAME') return positive(opts, [record], [], dep);
   const z = opts.zone;
-  if (target === z || target.endsWith(`.${z}`)) {
+  // in the zone, unless a stub domain inside it takes the name (then chased through its servers)
+  if ((target === z || target.endsWith(`.${z}`)) && !opts.forwardedInZone?.(target)) {
     const sub = ctx.lookupInZone(target);
     // A loop or an over-long chain: stop here with the CNAME (what authoritative servers do).
     if (!sub) return positive(opts, [record], [], '*');

@@ -30,6 +30,11 @@ export interface ResolveOptions {
   mname?: string;
   /** --external-zone (zones/external.ts); unset when none is given. */
   external?: import('../zones/external.js').ExternalZone[];
+  /**
+   * A stub domain inside the zone covers `lname`: its names are forwarded, not answered from the
+   * records (an ExternalName targeting one is chased through its servers). Unset: none.
+   */
+  forwardedInZone?: (lname: string) => boolean;
 }
 
 /**
