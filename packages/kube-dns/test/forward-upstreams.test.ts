@@ -232,3 +232,28 @@ test('a query forwarded over UDP advertises at most 1232 bytes (the upstream sen
   }
   assert.deepEqual(sizes, ['udp 1232', 'udp 1232', 'udp 512', 'udp none', 'tcp 4096']);
 });
+
+test('identical questions in flight at once go upstream once; each client gets the reply with its own ID and spelling', async (t) => {
+  // each copy in flight is one more (port, ID) an off-path spoofer can hit (RFC 5452 5; dnsmasq's
+  // CVE-2020-25686), and a flood of one name would fill the forward cap with copies
+  const raw = await startRawServer({ udp: (q, send) => void setTimeout(() => send(answer(q, '192.0.2.8')), 200) });
+  t.after(() => raw.close());
+  const f = forwarder(t, [{ ns: { host: raw.host, port: raw.port, family: 4, raw: '' } }], { timeoutMs: 2000 });
+  const spellings = ['www.victim.example', 'WWW.Victim.Example'];
+  const send = (name: string, id: number, type: 'A' | 'AAAA' = 'A') => {
+    const q = buildQuery({ name, type });
+    q.writeUInt16BE(id, 0);
+    return f.forward(q, name.toLowerCase(), 'udp').then((r) => dnsPacket.decode(r as Buffer));
+  };
+  const replies = await Promise.all([...Array.from({ length: 50 }, (_, i) => send(spellings[i % 2]!, i)), send('www.victim.example', 99, 'AAAA')]);
+  const asked = raw.queries.map((q) => `${dnsPacket.decode(q).questions![0]!.type}`);
+  assert.deepEqual(asked.sort(), ['A', 'AAAA'], 'one A upstream for the 50 clients, and the AAAA (another question) on its own');
+  for (const [i, r] of replies.slice(0, 50).entries()) {
+    assert.equal(r.id, i);
+    assert.equal(r.questions![0]!.name, spellings[i % 2]);
+    assert.deepEqual(datas(r.answers ?? []), ['192.0.2.8']);
+  }
+  // nothing is kept once the reply is in: the next question goes upstream again
+  await send('www.victim.example', 7);
+  assert.equal(raw.queries.length, 3);
+});

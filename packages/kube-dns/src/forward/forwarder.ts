@@ -65,6 +65,29 @@ interface Attempt {
   last: Buffer | undefined;
 }
 
+/**
+ * What makes two forwards the same: the transport, and the query's bytes but its ID with the name
+ * as lower-cased (its flags, type, class, EDNS size, DO bit and options included, so that only
+ * a resolver's identical questions share a reply). Undefined for a query without a question.
+ */
+function sameQueryKey(query: Buffer, lname: string, transport: Transport): string | undefined {
+  const qEnd = questionEnd(query);
+  if (qEnd < 0) return undefined;
+  // the name's octets are the question's from 12 to the type (qEnd - 4); lname stands for them
+  return `${transport} ${query.toString('latin1', 2, 12)} ${lname} ${query.toString('latin1', qEnd - 4)}`;
+}
+
+/** The reply as this client's own: a copy (each client's may be cut to its size), its ID and spelling of the question. */
+function forClient(reply: Buffer | undefined, query: Buffer): Buffer | undefined {
+  if (!reply) return reply;
+  const qEnd = questionEnd(query);
+  const out = Buffer.from(reply);
+  out.writeUInt16BE(query.readUInt16BE(0), 0);
+  // the client's own spelling of the question (its 0x20 case), as our own answers keep it
+  if (qEnd > 0 && out.length >= qEnd) query.copy(out, 12, 12, qEnd);
+  return out;
+}
+
 const RCODE_SERVFAIL = 2;
 const RCODE_REFUSED = 5;
 /** A forward's whole time, every server tried, at least (CoreDNS's forward plugin: 5 s). */
@@ -97,6 +120,8 @@ export class Forwarder {
   readonly overflow: ReplyBudget;
   readonly maxConcurrent: number;
   private readonly overLimitLog = new LogLimiter(10_000);
+  /** Forwards in flight by sameQueryKey: an identical query waits for the same reply. */
+  private readonly sameInFlight = new Map<string, Promise<Buffer | undefined>>();
   private readonly unresolvedClusterLog = new LogLimiter(30_000);
 
   constructor(private readonly opts: ForwarderOptions) {
@@ -255,6 +280,12 @@ export class Forwarder {
    */
   async forward(query: Buffer, lname: string, transport: Transport, peerPort?: number): Promise<Buffer | undefined | typeof DROP> {
     if (this.detectLoop(query, lname, transport, peerPort)) return undefined;
+    // the same question already on its way upstream: wait for its reply rather than send another
+    // (RFC 5452 5; dnsmasq's CVE-2020-25686): each copy in flight is one more port and ID an
+    // off-path spoofer can hit, and a flood of one name would fill the cap with copies
+    const key = sameQueryKey(query, lname, transport);
+    const same = key === undefined ? undefined : this.sameInFlight.get(key);
+    if (same) return forClient(await same, query);
     if (this.inFlight >= this.maxConcurrent) {
       const answered = this.overflow.take(performance.now());
       this.overLimitLog.maybe((suppressed) =>
@@ -266,10 +297,13 @@ export class Forwarder {
       return answered ? undefined : DROP;
     }
     this.inFlight++;
+    const sent = this.forwardNow(query, lname, transport);
+    if (key !== undefined) this.sameInFlight.set(key, sent);
     try {
-      return await this.forwardNow(query, lname, transport);
+      return forClient(await sent, query);
     } finally {
       this.inFlight--;
+      if (key !== undefined) this.sameInFlight.delete(key);
     }
   }
 
