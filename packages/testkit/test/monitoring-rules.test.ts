@@ -158,6 +158,7 @@ const CASES: Case[] = [
     alert: 'KubeDNSAPISyncStale', why: 'nothing heard for 30 minutes and requests failing',
     series: [
       [`kubedns_kube_last_sync_timestamp_seconds{${KUBEDNS},resource="endpointslices"}`, '0x30'],
+      [`kubedns_kube_last_heard_timestamp_seconds{${KUBEDNS},resource="endpointslices"}`, '0x30'],
       [`kubedns_kube_errors_total{${KUBEDNS},resource="endpointslices"}`, '0+1x30'],
     ],
     at: '30m', fires: [{ ...podLabels, resource: 'endpointslices' }],
@@ -176,6 +177,7 @@ const CASES: Case[] = [
     alert: 'KubeDNSAPISyncStale', why: 'a quiet cluster: nothing heard, no errors',
     series: [
       [`kubedns_kube_last_sync_timestamp_seconds{${KUBEDNS},resource="endpointslices"}`, '0x30'],
+      [`kubedns_kube_last_heard_timestamp_seconds{${KUBEDNS},resource="endpointslices"}`, '0x30'],
       [`kubedns_kube_errors_total{${KUBEDNS},resource="endpointslices"}`, '0x30'],
     ],
     at: '30m', fires: [],
@@ -186,9 +188,21 @@ const CASES: Case[] = [
       [`kubedns_kube_last_sync_timestamp_seconds{${KUBEDNS},resource="endpointslices"}`, '0x30'],
       // the value is the Unix time of the last event: always the current minute here
       [`kubedns_kube_last_event_timestamp_seconds{${KUBEDNS},resource="endpointslices"}`, '0+60x30'],
+      [`kubedns_kube_last_heard_timestamp_seconds{${KUBEDNS},resource="endpointslices"}`, '0+60x30'],
       [`kubedns_kube_errors_total{${KUBEDNS},resource="endpointslices"}`, '0+1x30'],
     ],
     at: '30m', fires: [],
+  },
+  {
+    alert: 'KubeDNSAPISyncStale', why: '--namespaces: one namespace heard nothing for 30 minutes, its requests failing, while another\'s events keep arriving',
+    series: [
+      [`kubedns_kube_last_sync_timestamp_seconds{${KUBEDNS},resource="services"}`, '0x30'],
+      // the freshest namespace's last event; the stalest namespace's last heard
+      [`kubedns_kube_last_event_timestamp_seconds{${KUBEDNS},resource="services"}`, '0+60x30'],
+      [`kubedns_kube_last_heard_timestamp_seconds{${KUBEDNS},resource="services"}`, '0x30'],
+      [`kubedns_kube_errors_total{${KUBEDNS},resource="services"}`, '0+1x30'],
+    ],
+    at: '30m', fires: [{ ...podLabels, resource: 'services' }],
   },
   { alert: 'KubeDNSConfigRejected', why: 'an edit rejected at minute 3', series: [[`kubedns_config_rejects_total{${KUBEDNS}}`, '0 0 0 1x20']], at: '6m', fires: [kubednsLabels] },
   {
@@ -277,6 +291,7 @@ function unitTests() {
           { series: `kubedns_dnsmasq_misses{${SIDECAR}}`, values: '0+10x10' },
           { series: `kubedns_kube_last_sync_timestamp_seconds{${KUBEDNS},resource="services"}`, values: '60x10' },
           { series: `kubedns_kube_last_event_timestamp_seconds{${KUBEDNS},resource="services"}`, values: '180x10' },
+          { series: `kubedns_kube_last_heard_timestamp_seconds{${KUBEDNS},resource="services"}`, values: '180x10' },
         ],
         promql_expr_test: [
           // rounded: 0.9 from rates comes out as 0.8999999999999999
