@@ -13,7 +13,8 @@ import { watchStalls, type StallWatch } from '../runtime/stall-watch.js';
 
 const TRANSPORTS = ['udp', 'tcp'] as const;
 const SYSTEMS = ['auth', 'recursive', 'reverse'] as const;
-const CAUSES = ['nxdomain', 'servfail', 'refused'] as const;
+/** The original's error causes: a reply with TC counts as truncated whatever its rcode (skydns's ReportErrorCount). */
+const CAUSES = ['nxdomain', 'servfail', 'refused', 'truncated'] as const;
 const SKY_DURATION_BUCKETS = [0.001, 0.003, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 /**
  * Ours: finer below a millisecond, and every bound of the original's too (0.003 and 10 were added
@@ -52,8 +53,8 @@ export class KubeDnsMetrics implements QueryObserver {
   /** index: transport * 3 + system */
   private readonly duration = Array.from({ length: 6 }, () => new FastHistogram(DURATION_BUCKETS));
   private readonly skySize = Array.from({ length: 3 }, () => new FastHistogram(SKY_SIZE_BUCKETS));
-  /** index: system * 3 + cause (nxdomain, servfail, refused) */
-  private readonly skyErrors = new Float64Array(9);
+  /** index: system * 4 + cause (CAUSES) */
+  private readonly skyErrors = new Float64Array(12);
   private cacheHits = 0;
   private cacheMisses = 0;
 
@@ -104,7 +105,7 @@ export class KubeDnsMetrics implements QueryObserver {
       this.skySize.flatMap((h, i) => (h.count ? h.values(`${sky}_response_size_bytes`, { system: SYSTEMS[i]! }) : [])),
     );
     registerScraped(r, `${sky}_error_count_total`, 'Counter of DNS requests resulting in an error.', 'counter', () =>
-      [...this.skyErrors].flatMap((value, i) => (value ? [{ value, labels: { system: SYSTEMS[i / 3 | 0]!, cause: CAUSES[i % 3]! } }] : [])),
+      [...this.skyErrors].flatMap((value, i) => (value ? [{ value, labels: { system: SYSTEMS[i / 4 | 0]!, cause: CAUSES[i % 4]! } }] : [])),
     );
     registerScraped(r, `${sky}_cachemiss_count_total`, 'Counter of DNS requests that result in a cache miss.', 'counter', () => [{ value: this.cacheMisses, labels: { cache: 'response' } }]);
     this.configReloads = new client.Counter({ name: 'kubedns_config_reloads_total', help: 'Valid ConfigMap changes applied.', registers: [r] });
@@ -129,15 +130,16 @@ export class KubeDnsMetrics implements QueryObserver {
   }
 
   /** The hot path: numbers added in place, nothing allocated. */
-  observe(qtype: number, rcode: number, transport: Transport, system: System, seconds: number, size: number, cacheHit: boolean): void {
+  observe(qtype: number, rcode: number, transport: Transport, system: System, seconds: number, size: number, cacheHit: boolean, truncated = false): void {
     const t = transport === 'udp' ? 0 : 1;
     this.requests[(QTYPE_INDEX[qtype & 0xffff]! << 7) | ((rcode & 0x3f) << 1) | t]!++;
     const sys = system === 'auth' ? 0 : system === 'recursive' ? 1 : 2;
     this.duration[t * 3 + sys]!.observe(seconds);
     this.skySize[sys]!.observe(size);
-    if (rcode === 3) this.skyErrors[sys * 3]!++;
-    else if (rcode === 2) this.skyErrors[sys * 3 + 1]!++;
-    else if (rcode === 5) this.skyErrors[sys * 3 + 2]!++;
+    if (truncated) this.skyErrors[sys * 4 + 3]!++;
+    else if (rcode === 3) this.skyErrors[sys * 4]!++;
+    else if (rcode === 2) this.skyErrors[sys * 4 + 1]!++;
+    else if (rcode === 5) this.skyErrors[sys * 4 + 2]!++;
     if (cacheHit) this.cacheHits++;
     else this.cacheMisses++;
   }

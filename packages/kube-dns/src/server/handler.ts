@@ -37,7 +37,8 @@ export type System = 'auth' | 'recursive' | 'reverse';
  *   system: skydns' label — auth (our zone), recursive (forwarded), reverse (PTR)
  */
 export interface QueryObserver {
-  observe(qtype: number, rcode: number, transport: Transport, system: System, seconds: number, size: number, cacheHit: boolean): void;
+  /** `truncated`: the reply has TC (cut to the client's UDP limit). */
+  observe(qtype: number, rcode: number, transport: Transport, system: System, seconds: number, size: number, cacheHit: boolean, truncated?: boolean): void;
 }
 
 export interface Forwarding {
@@ -87,6 +88,23 @@ export interface HandlerOptions {
  */
 function isArpa(lname: string): boolean {
   return lname.charCodeAt(lname.length - 1) === 0x61 && (lname === 'arpa' || lname.endsWith('.arpa'));
+}
+
+/**
+ * isArpa from the question's bytes, for a response-cache hit, which builds no name string: the
+ * wire name ends in the label `arpa` (any case) and the root. (A label whose own last octets are
+ * \x04 then "arpa" would pass too: it only decides a metric's system label.)
+ */
+function questionIsArpa(query: Buffer, q: ParsedQuery): boolean {
+  const end = q.nameOffset + q.nameLength;
+  return (
+    q.nameLength >= 6 &&
+    query[end - 6] === 4 &&
+    (query[end - 5]! | 0x20) === 0x61 &&
+    (query[end - 4]! | 0x20) === 0x72 &&
+    (query[end - 3]! | 0x20) === 0x70 &&
+    (query[end - 2]! | 0x20) === 0x61
+  );
 }
 
 /** AXFR (252) and IXFR (251): zone transfers, never answered by the resolver. */
@@ -159,7 +177,7 @@ export class DnsHandler {
   /** `rcode`: given where the header cannot say it (BADVERS); else read from the reply. */
   private done(q: ParsedQuery, reply: Buffer, transport: Transport, started: number, system: System, cacheHit: boolean, rcode?: number): Buffer {
     this.lastHit = cacheHit;
-    this.opts.observer?.observe(q.qtype, rcode ?? replyRcode(q, reply), transport, system, (performance.now() - started) / 1000, reply.length, cacheHit);
+    this.opts.observer?.observe(q.qtype, rcode ?? replyRcode(q, reply), transport, system, (performance.now() - started) / 1000, reply.length, cacheHit, (reply[2]! & 0x02) !== 0);
     return reply;
   }
 
@@ -181,7 +199,7 @@ export class DnsHandler {
     if (zoneStubs !== undefined && zoneStubs.any && zoneStubs.covers(q.lname)) return this.forward(query, q, transport, started, 'recursive', port);
     const limit = replyLimit(q, transport);
     const hit = this.cache.get(query, q, limit);
-    if (hit) return this.done(q, rotateAnswers(hit, q.keyHash), transport, started, 'auth', true);
+    if (hit) return this.done(q, rotateAnswers(hit, q.keyHash), transport, started, questionIsArpa(query, q) ? 'reverse' : 'auth', true);
 
     if (q.qclass !== CLASS_IN) return this.done(q, encodeRcode(query, q, RCODE.REFUSED), transport, started, 'auth', false);
     const absent = this.absent;
@@ -280,6 +298,8 @@ export class DnsHandler {
     }
     const enc = encodeReply(query, q, { rcode, aa: r.aa, answers: [...r.answers, ...extra], authorities, additionals: [] }, limit);
     if (truncated && transport === 'udp') enc.bytes[2]! |= Flag.TC >> 8;
-    return this.done(q, enc.bytes, transport, started, 'auth', false);
+    // timed as recursive: the time is the upstream's (an alert on the auth latency blames
+    // kube-dns's own CPU, and a slow external target would page for it)
+    return this.done(q, enc.bytes, transport, started, 'recursive', false);
   }
 }
