@@ -135,7 +135,7 @@ export async function startKubeDns(o: KubeDnsOptions, x: StartExtras): Promise<K
         return { services: s.services, endpoint_slices: s.endpointSlices, endpoints: s.endpoints, pods: s.pods };
       },
       sync: () => (sync ? sync.stats() : {}),
-      forwarders: () => forwarder.stats.perServer,
+      forwarders: () => forwarder.serverStats(),
       loopsDetected: () => forwarder.loopsDetected,
       loopsActive: () => forwarder.looping.size + forwarder.loopingStubs.size,
       cacheEntries: () => handler.cache.size,

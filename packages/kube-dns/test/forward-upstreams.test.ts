@@ -15,6 +15,8 @@ import { DnsHandler } from '../src/server/handler.js';
 import { Zone } from '../src/records/zone.js';
 import { resolve } from '../src/resolve/resolve.js';
 import { OPTS, externalName } from './resolve-fixtures.js';
+import { KubeDnsMetrics } from '../src/http/metrics.js';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 type Reply = (query: Buffer, transport: Transport) => Buffer | undefined;
 
@@ -256,4 +258,26 @@ test('identical questions in flight at once go upstream once; each client gets t
   // nothing is kept once the reply is in: the next question goes upstream again
   await send('www.victim.example', 7);
   assert.equal(raw.queries.length, 3);
+});
+
+test('the per-server series of a server no longer configured go once it is unused; a configured one stays however idle', async (t) => {
+  // upstreams replaced in the ConfigMap, or a stub server named by a headless Service whose pods
+  // roll: a series per address ever asked, for the life of the process
+  const a = await upstream(t, (q) => answer(q, '192.0.2.1'));
+  const b = await upstream(t, (q) => answer(q, '192.0.2.2'));
+  const f = forwarder(t, [a], { serverStatsIdleMs: 300 });
+  const m = new KubeDnsMetrics({}, { forwarders: () => f.serverStats() });
+  t.after(() => m.close());
+  const series = async () => (await m.registry.metrics()).split('\n').filter((l) => l.startsWith('kubedns_forward_')).map((l) => l.replace(/ \d+$/, '')).filter((l) => l.includes('server=')).sort();
+  const key = (u: typeof a) => `${u.ns.host}:${u.ns.port}`;
+  assert.deepEqual(ips(await ask(f, 'x.example.org')), ['192.0.2.1']);
+  f.setUpstreams([b.ns]);
+  assert.deepEqual(ips(await ask(f, 'y.example.org')), ['192.0.2.2']);
+  assert.equal((await series()).length, 4, 'requests and failures of both, while the old one was used lately');
+  await sleep(400);
+  assert.deepEqual(await series(), [`kubedns_forward_failures_total{server="${key(b)}"}`, `kubedns_forward_requests_total{server="${key(b)}"}`]);
+  // asked again: its series comes back, from what it counts from now on
+  f.setUpstreams([a.ns]);
+  await ask(f, 'z.example.org');
+  assert.ok((await m.registry.metrics()).includes(`kubedns_forward_requests_total{server="${key(a)}"} 1`));
 });

@@ -17,7 +17,7 @@ import { OUR_UDP_SIZE } from '../server/encode.js';
 
 export interface ForwardStats {
   /** server "ip:port" → counts, and whether its last exchange failed */
-  perServer: Map<string, { requests: number; failures: number; failing?: boolean; downUntil?: number }>;
+  perServer: Map<string, { requests: number; failures: number; failing?: boolean; downUntil?: number; lastUsed?: number }>;
 }
 
 export interface ForwarderOptions {
@@ -43,6 +43,8 @@ export interface ForwarderOptions {
   deadlineMs?: number;
   /** How long a server that did not answer is tried last (DOWN_RETRY_MS; tests shorten it). */
   downRetryMs?: number;
+  /** How long the counts of a server no longer configured are kept unused (SERVER_STATS_IDLE_MS; tests shorten it). */
+  serverStatsIdleMs?: number;
   /** Looks up a stub server's host name outside the cluster zone (default: the system resolver; tests slow it). */
   lookupHost?: (name: string) => Promise<string | undefined>;
 }
@@ -94,6 +96,13 @@ const RCODE_REFUSED = 5;
 const FORWARD_DEADLINE_MS = 5000;
 /** How long a server that did not answer goes to the end of the list (inOrder). */
 const DOWN_RETRY_MS = 30_000;
+/**
+ * The counts (and so the metric series) of a server not configured as such (removed from the
+ * ConfigMap, or an address a stub server's name resolved to) go once unused this long: a
+ * headless DNS Service named as a stub server would otherwise add a series per pod IP it ever
+ * had. Longer than a rate() window, so the last increase still shows.
+ */
+const SERVER_STATS_IDLE_MS = 10 * 60_000;
 
 const systemLookup = (name: string): Promise<string | undefined> => lookup(name).then((r) => r.address, () => undefined);
 
@@ -269,6 +278,18 @@ export class Forwarder {
   }
 
   /**
+   * The per-server counts, less those of servers not configured by address (an upstream, or a
+   * stub server written as an IP) that were unused for SERVER_STATS_IDLE_MS: what /metrics reads.
+   */
+  serverStats(): ForwardStats['perServer'] {
+    const idleSince = performance.now() - (this.opts.serverStatsIdleMs ?? SERVER_STATS_IDLE_MS);
+    const configured = new Set(this.upstreams.map(serverKey));
+    for (const list of this.stubDomains.values()) for (const s of list) if (s.family !== 0) configured.add(serverKey(s));
+    for (const [key, st] of this.stats.perServer) if (!configured.has(key) && (st.lastUsed ?? 0) <= idleSince) this.stats.perServer.delete(key);
+    return this.stats.perServer;
+  }
+
+  /**
    * Sends `query` (as received) to the servers for `lname` in turn (inOrder), within
    * FORWARD_DEADLINE_MS in all, going round again to those that timed out while time is left:
    * the next one on a timeout, a transport error, SERVFAIL, REFUSED,
@@ -345,6 +366,7 @@ export class Forwarder {
     const st = this.stats.perServer.get(key) ?? { requests: 0, failures: 0 };
     this.stats.perServer.set(key, st);
     st.requests++;
+    st.lastUsed = performance.now();
     // a fresh random ID towards the upstream: the client's ID is predictable to an off-path spoofer
     out.writeUInt16BE(randomInt(0, 65536), 0);
     const timeout = Math.min(a.timeoutMs, Math.floor(a.deadline - performance.now()));

@@ -258,10 +258,19 @@ function registerGauges(r: Registry, g: GaugeSources): void {
       labelNames: ['server'],
       registers: [r],
       collect() {
-        for (const [server, s] of g.forwarders?.() ?? []) {
+        const servers = g.forwarders?.() ?? new Map();
+        for (const [server, s] of servers) {
           const cur = seen.get(`${name}|${server}`) ?? 0;
           this.inc({ server }, Math.max(0, s[field] - cur)); // from 0, as above
           seen.set(`${name}|${server}`, Math.max(s[field], cur));
+        }
+        // a server the forwarder no longer counts (forward/forwarder.ts serverStats): its series goes
+        for (const key of seen.keys()) {
+          if (!key.startsWith(`${name}|`)) continue;
+          const server = key.slice(name.length + 1);
+          if (servers.has(server)) continue;
+          this.remove({ server });
+          seen.delete(key);
         }
       },
     });
