@@ -260,12 +260,33 @@ test('identical questions in flight at once go upstream once; each client gets t
   assert.equal(raw.queries.length, 3);
 });
 
+test('queries waiting on an identical one are bounded by the cap too: a flood of one name ends in the overflow, not in memory', async (t) => {
+  // each waiting query holds its bytes and state for up to the whole deadline: unbounded, a flood
+  // of one name at 70,000 qps held 120 MB of heap in 5 s
+  const silent = await upstream(t, () => undefined);
+  const f = forwarder(t, [silent], { timeoutMs: 200, deadlineMs: 200, maxConcurrent: 10, overflowRepliesPerSecond: 5 });
+  const all = Array.from({ length: 100 }, (_, i) => {
+    const q = buildQuery({ name: 'flood.example.org', type: 'A' });
+    q.writeUInt16BE(i, 0);
+    return f.forward(q, 'flood.example.org', 'udp');
+  });
+  // the first forwards, 10 wait on it, 9 more forward on their own up to the cap, the rest overflow
+  assert.equal(f.joining, 10);
+  assert.equal(f.inFlight, 10);
+  assert.equal(f.rejected, 80);
+  const results = await Promise.all(all);
+  assert.equal(results.filter((r) => r === DROP).length, f.overflow.dropped, 'dropped past the overflow budget');
+  assert.equal(results.filter((r) => r === undefined).length, 20 + f.overflow.replied, 'SERVFAIL: the forwards, those waiting on one, and the overflow within its budget');
+  assert.equal(f.joining, 0);
+  assert.equal(f.inFlight, 0);
+});
+
 test('the per-server series of a server no longer configured go once it is unused; a configured one stays however idle', async (t) => {
   // upstreams replaced in the ConfigMap, or a stub server named by a headless Service whose pods
   // roll: a series per address ever asked, for the life of the process
   const a = await upstream(t, (q) => answer(q, '192.0.2.1'));
   const b = await upstream(t, (q) => answer(q, '192.0.2.2'));
-  const f = forwarder(t, [a], { serverStatsIdleMs: 300 });
+  const f = forwarder(t, [a], { serverStatsIdleMs: 1500 });
   const m = new KubeDnsMetrics({}, { forwarders: () => f.serverStats() });
   t.after(() => m.close());
   const series = async () => (await m.registry.metrics()).split('\n').filter((l) => l.startsWith('kubedns_forward_')).map((l) => l.replace(/ \d+$/, '')).filter((l) => l.includes('server=')).sort();
@@ -274,7 +295,7 @@ test('the per-server series of a server no longer configured go once it is unuse
   f.setUpstreams([b.ns]);
   assert.deepEqual(ips(await ask(f, 'y.example.org')), ['192.0.2.2']);
   assert.equal((await series()).length, 4, 'requests and failures of both, while the old one was used lately');
-  await sleep(400);
+  await sleep(1700);
   assert.deepEqual(await series(), [`kubedns_forward_failures_total{server="${key(b)}"}`, `kubedns_forward_requests_total{server="${key(b)}"}`]);
   // asked again: its series comes back, from what it counts from now on
   f.setUpstreams([a.ns]);

@@ -1,12 +1,20 @@
 // Each answer counted under the system that did its work, end to end through the handler: PTR
 // answers from the response cache stay `reverse`, an ExternalName's upstream lookup is timed as
 // `recursive` (the auth latency alert blames kube-dns's own CPU), and a UDP answer cut with TC is
-// the original's `cause="truncated"` error.
+// the original's `cause="truncated"` error (a zone transfer never is).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { clusterIPService, endpointSlice, externalNameService, headlessService, startTestDnsServer } from '@kube-dns/testkit';
+import * as dnsPacket from 'dns-packet';
+import { Registry } from 'prom-client';
+import { silentLogger } from '@kube-dns/config';
+import { Zone } from '../src/records/zone.js';
+import { parseTransferTo } from '../src/transfer/acl.js';
+import { ZoneTransfer } from '../src/transfer/transfer.js';
 import { startCluster, waitSynced } from './integration-helpers.js';
+import { OPTS, clusterIP } from './resolve-fixtures.js';
+import { startStack } from './server-stack.js';
 
 const value = (body: string, series: string): number => {
   const line = body.split('\n').find((l) => l.startsWith(`${series} `));
@@ -46,4 +54,22 @@ test('PTR hits count as reverse, an ExternalName chased upstream as recursive, a
   const cut = await c.ask('big.default.svc.cluster.local', 'A', { transport: 'udp' });
   assert.ok((cut.packet.flags ?? 0) & 0x200, 'TC');
   assert.equal(value(await metrics(), 'skydns_skydns_dns_error_count_total{system="auth",cause="truncated"}'), 1);
+});
+
+test('a zone transfer is never counted as truncated, whatever its ID (its reply is framed: the flags sit two octets further)', async (t) => {
+  const zone = new Zone();
+  zone.setService(clusterIP('default', 'web', ['10.0.0.1']));
+  const xfr = new ZoneTransfer({ zone, cluster: { ...OPTS, serial: 7 }, external: [], log: silentLogger(), registry: new Registry() });
+  xfr.setAcl(parseTransferTo('127.0.0.1'));
+  t.after(() => xfr.stop());
+  const s = await startStack({ zone, handler: { transfer: xfr } });
+  t.after(s.stop);
+  // IDs whose high octet has the bit TC has in the flags octet
+  for (const id of [0x0200, 0x0300, 0x0600, 0xff00]) {
+    const q = Buffer.from(dnsPacket.encode({ type: 'query', id, questions: [{ name: 'cluster.local', type: 'AXFR', class: 'IN' }] }));
+    const r = (await s.handler.handle(q, 'tcp', '127.0.0.1', 5000)) as Buffer;
+    assert.ok(dnsPacket.decode(r.subarray(2, 2 + r.readUInt16BE(0))).answers!.length >= 3, 'a transfer');
+  }
+  const body = await s.metrics.registry.metrics();
+  assert.equal(value(body, 'skydns_skydns_dns_error_count_total{system="auth",cause="truncated"}'), 0, body.split('\n').filter((l) => l.includes('error_count')).join('\n'));
 });

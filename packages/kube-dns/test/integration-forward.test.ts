@@ -88,7 +88,8 @@ test('every upstream down: SERVFAIL after trying each (the original sent no repl
   // two queries at once: two forwards failing, for the one-warning-per-server check below
   const [r] = await Promise.all(['www.example.org', 'again.example.org'].map((n) => c.ask(n, 'A', { timeoutMs: 8000 })));
   assert.equal(r!.packet.rcode, 'SERVFAIL');
-  assert.ok(Date.now() - started < 6500, `within the forward's 5 s (${Date.now() - started} ms)`);
+  // the forward's 5 s, with room for a loaded machine (the client waits 8)
+  assert.ok(Date.now() - started < 7500, `within the forward's 5 s (${Date.now() - started} ms)`);
   // the silent one is asked again while time is left; the refused one (an error at once) is not
   const asked = dead.questions.filter((q) => q.name === 'www.example.org').length;
   assert.ok(asked >= 2, `the silent upstream was asked ${asked} times`);

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import * as dnsPacket from 'dns-packet';
 import { buildQuery, rrText } from '@kube-dns/dns-client';
-import { TURNS, resetRotation, rotateAnswers } from '../src/server/rotate.js';
+import { TURNS, resetRotation, rotateAnswers, turnKey } from '../src/server/rotate.js';
 import { parseQuery } from '../src/server/wire.js';
 import { ep, headless, slice } from './resolve-fixtures.js';
 import { startStack } from './server-stack.js';
@@ -182,7 +182,7 @@ test('each name turns on its own: a client looking up two 2-pod services in turn
   const ask = (n: string, id = 0) => buildQuery({ name: `${n}.default.svc.cluster.local`, type: 'A', id });
   // two names in different slots of the counters' table (the hash is seeded per process; names
   // sharing a slot share a counter, as every name did before)
-  const slotOf = (n: string) => (parseQuery(ask(n)) as { keyHash: number }).keyHash & (TURNS - 1);
+  const slotOf = (n: string) => turnKey(parseQuery(ask(n)) as { keyHash: number; qtype: number }) & (TURNS - 1);
   const other = ['b', 'c', 'd', 'e'].find((n) => slotOf(n) !== slotOf('a'))!;
   const names = ['a', other];
   for (const [i, n] of names.entries()) {
@@ -199,4 +199,30 @@ test('each name turns on its own: a client looking up two 2-pod services in turn
   }
   assert.deepEqual([...firsts[0]!.entries()].sort(), [['10.1.0.1', 10], ['10.1.0.2', 10]]);
   assert.deepEqual([...firsts[1]!.entries()].sort(), [['10.2.0.1', 10], ['10.2.0.2', 10]]);
+});
+
+test('A and AAAA of a dual-stack service turn apart: a resolver asking both each lookup still spreads over the pods', async (t) => {
+  // with one counter per name, A then AAAA moved it by two: the A answer of 2 pods never turned
+  const s = await startStack();
+  t.after(s.stop);
+  const fqdn = (n: string) => `${n}.default.svc.cluster.local`;
+  const ask = (n: string, type: 'A' | 'AAAA', id = 0) => buildQuery({ name: fqdn(n), type, id });
+  const slot = (n: string, type: 'A' | 'AAAA') => turnKey(parseQuery(ask(n, type)) as { keyHash: number; qtype: number }) & (TURNS - 1);
+  // the hash is seeded per process: a name whose A and AAAA fall in one slot (1 in 4,096) would
+  // share a counter, so the first of four whose do not (none: A and AAAA share a counter always)
+  const name = ['db', 'db2', 'db3', 'db4'].find((n) => slot(n, 'A') !== slot(n, 'AAAA'));
+  assert.ok(name, 'A and AAAA of a name have counters of their own');
+  s.zone.setService(headless('default', name));
+  s.zone.setSlice(slice('default', 'db-v4', name, [ep('10.1.0.1'), ep('10.1.0.2')]));
+  s.zone.setSlice(slice('default', 'db-v6', name, [ep('fd00::1'), ep('fd00::2')]));
+  const firstA = new Map<string, number>();
+  const firstAAAA = new Map<string, number>();
+  for (let i = 0; i < 20; i++) {
+    const a = decode((await s.handler.handle(ask(name, 'A', 2 * i), 'udp')) as Buffer);
+    const aaaa = decode((await s.handler.handle(ask(name, 'AAAA', 2 * i + 1), 'udp')) as Buffer);
+    firstA.set(String(D(a.answers![0])), (firstA.get(String(D(a.answers![0]))) ?? 0) + 1);
+    firstAAAA.set(String(D(aaaa.answers![0])), (firstAAAA.get(String(D(aaaa.answers![0]))) ?? 0) + 1);
+  }
+  assert.deepEqual([...firstA.entries()].sort(), [['10.1.0.1', 10], ['10.1.0.2', 10]]);
+  assert.deepEqual([...firstAAAA.entries()].sort(), [['fd00::1', 10], ['fd00::2', 10]]);
 });

@@ -18,10 +18,13 @@ function which(cmd: string): string | undefined {
 }
 
 const hidden = { dnsmasq: which('dnsmasq') ?? '/usr/sbin/dnsmasq', promtool: which('promtool'), aptGet: which('apt-get') };
+// the expected lists below assume every other package is present (install.sh, run first, sees to it)
+const missing = () => spawnSync('bash', [INSTALL, '--list-packages'], { encoding: 'utf8' }).stdout.split('\n').filter((l) => l.endsWith('\tmissing'));
 const skip =
   process.getuid?.() !== 0 ? 'needs root (a mount namespace)'
   : !which('unshare') ? 'needs unshare (util-linux)'
   : !existsSync(hidden.dnsmasq) || !hidden.promtool || !hidden.aptGet ? 'needs dnsmasq, promtool and apt-get present, to hide them'
+  : missing().length > 0 ? `needs every package of install.sh present; missing: ${missing().join(', ')}`
   : false;
 
 // Runs install.sh with `args` in a mount namespace where dnsmasq, promtool and apt-get are hidden.

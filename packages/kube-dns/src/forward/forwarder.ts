@@ -30,7 +30,8 @@ export interface ForwarderOptions {
    * Forwards in flight at most (CoreDNS forward's max_concurrent); beyond it a query gets SERVFAIL
    * at once. Each forward holds a socket and a timer until its upstream answers or times out, so
    * with a slow upstream an unbounded count grows with the query rate times the timeout (a
-   * random-subdomain flood). Default 1000.
+   * random-subdomain flood). Queries waiting on an identical one in flight are bounded by the
+   * same number apart (a flood of one name). Default 1000.
    */
   maxConcurrent?: number;
   /**
@@ -70,14 +71,18 @@ interface Attempt {
 /**
  * What makes two forwards the same: the transport, and the query's bytes but its ID with the name
  * as lower-cased (its flags, type, class, EDNS size, DO bit and options included, so that only
- * a resolver's identical questions share a reply). Undefined for a query without a question.
+ * a resolver's identical questions share a reply). Undefined for a query without a question, or
+ * with more than MAX_SHARED_TAIL bytes after it (a resolver's OPT record, a cookie included, is
+ * tens of bytes; a key of a 64 KiB TCP query would double what its forward holds).
  */
 function sameQueryKey(query: Buffer, lname: string, transport: Transport): string | undefined {
   const qEnd = questionEnd(query);
-  if (qEnd < 0) return undefined;
+  if (qEnd < 0 || query.length - qEnd > MAX_SHARED_TAIL) return undefined;
   // the name's octets are the question's from 12 to the type (qEnd - 4); lname stands for them
   return `${transport} ${query.toString('latin1', 2, 12)} ${lname} ${query.toString('latin1', qEnd - 4)}`;
 }
+
+const MAX_SHARED_TAIL = 512;
 
 /** The reply as this client's own: a copy (each client's may be cut to its size), its ID and spelling of the question. */
 function forClient(reply: Buffer | undefined, query: Buffer): Buffer | undefined {
@@ -131,6 +136,8 @@ export class Forwarder {
   private readonly overLimitLog = new LogLimiter(10_000);
   /** Forwards in flight by sameQueryKey: an identical query waits for the same reply. */
   private readonly sameInFlight = new Map<string, Promise<Buffer | undefined>>();
+  /** Queries waiting on an identical one in flight (at most maxConcurrent). */
+  joining = 0;
   private readonly unresolvedClusterLog = new LogLimiter(30_000);
 
   constructor(private readonly opts: ForwarderOptions) {
@@ -306,7 +313,17 @@ export class Forwarder {
     // off-path spoofer can hit, and a flood of one name would fill the cap with copies
     const key = sameQueryKey(query, lname, transport);
     const same = key === undefined ? undefined : this.sameInFlight.get(key);
-    if (same) return forClient(await same, query);
+    // the waiting are bounded too: each holds its query and state for up to the whole deadline,
+    // and a flood of one name at 70,000 qps held 120 MB of heap in 5 s. Past the bound such a
+    // query goes the way of any other: a forward of its own under the cap, or the overflow
+    if (same && this.joining < this.maxConcurrent) {
+      this.joining++;
+      try {
+        return forClient(await same, query);
+      } finally {
+        this.joining--;
+      }
+    }
     if (this.inFlight >= this.maxConcurrent) {
       const answered = this.overflow.take(performance.now());
       this.overLimitLog.maybe((suppressed) =>
@@ -319,12 +336,15 @@ export class Forwarder {
     }
     this.inFlight++;
     const sent = this.forwardNow(query, lname, transport);
-    if (key !== undefined) this.sameInFlight.set(key, sent);
+    // the first of identical queries is the one the others wait on (one past the bound of the
+    // waiting forwards on its own and leaves the entry to the first)
+    const shared = key !== undefined && !this.sameInFlight.has(key);
+    if (shared) this.sameInFlight.set(key, sent);
     try {
       return forClient(await sent, query);
     } finally {
       this.inFlight--;
-      if (key !== undefined) this.sameInFlight.delete(key);
+      if (shared) this.sameInFlight.delete(key);
     }
   }
 
@@ -467,7 +487,7 @@ export class Forwarder {
   private async lookUpStubServer(s: Nameserver, deadline: number): Promise<string | undefined> {
     const zone = this.opts.clusterZone;
     if (zone && (s.host === zone || s.host.endsWith(`.${zone}`))) {
-      // our own records, asked every time (a map lookup): a miss kept 30 s would hold past the
+      // our own records, asked every time (a resolve(), in memory): a miss kept 30 s would hold past the
       // initial sync, or past the Service's creation, that gives the name its address
       const ip = this.opts.resolveClusterName?.(s.host);
       if (!ip) this.unresolvedClusterLog.maybe((suppressed) => this.opts.log.warn({ server: s.raw, suppressed }, 'the stub domain server name has no address in the cluster (yet); skipping it'));

@@ -12,6 +12,14 @@ export function registerForwardCapMetrics(r: Registry, f: Forwarder): void {
     },
   });
   new client.Gauge({
+    name: 'kubedns_forward_joined_in_flight',
+    help: 'Queries waiting right now for the reply to an identical query being forwarded (at most --max-concurrent-forwards).',
+    registers: [r],
+    collect() {
+      this.set(f.joining);
+    },
+  });
+  new client.Gauge({
     name: 'kubedns_forward_max_concurrent',
     help: 'The cap on forwards in flight (--max-concurrent-forwards).',
     registers: [r],

@@ -16,7 +16,7 @@ import { MalformedQueries } from './malformed.js';
 import { DROP } from './reply-budget.js';
 import { ResponseCache } from './response-cache.js';
 import { isFramed, transferUnderway } from '../transfer/messages.js';
-import { rotateAnswers } from './rotate.js';
+import { rotateAnswers, turnKey } from './rotate.js';
 import { CLASS_IN, Flag, RCODE, TYPE_ANY, errorReply, parseQuery, type ParsedQuery } from './wire.js';
 
 /**
@@ -37,7 +37,7 @@ export type System = 'auth' | 'recursive' | 'reverse';
  *   system: skydns' label — auth (our zone), recursive (forwarded), reverse (PTR)
  */
 export interface QueryObserver {
-  /** `truncated`: the reply has TC (cut to the client's UDP limit). */
+  /** `truncated`: the reply has TC (cut to the client's UDP limit, ours or an upstream's). */
   observe(qtype: number, rcode: number, transport: Transport, system: System, seconds: number, size: number, cacheHit: boolean, truncated?: boolean): void;
 }
 
@@ -120,6 +120,12 @@ export function replyRcode(q: ParsedQuery, reply: Buffer): number {
   return reply.length >= 4 ? reply[3]! & 0xf : RCODE.SERVFAIL;
 }
 
+/** Whether the reply has TC (a zone transfer's framed reply: its first message's). */
+function replyTruncated(q: ParsedQuery, reply: Buffer): boolean {
+  const flags = isTransfer(q.qtype) && isFramed(reply) ? 4 : 2;
+  return reply.length > flags && (reply[flags]! & 0x02) !== 0;
+}
+
 /** replyRcode, and BADVERS for an EDNS version over 0, which answer() gives every such query (the query log). */
 export function answeredRcode(q: ParsedQuery, reply: Buffer): number {
   const rc = replyRcode(q, reply);
@@ -177,7 +183,7 @@ export class DnsHandler {
   /** `rcode`: given where the header cannot say it (BADVERS); else read from the reply. */
   private done(q: ParsedQuery, reply: Buffer, transport: Transport, started: number, system: System, cacheHit: boolean, rcode?: number): Buffer {
     this.lastHit = cacheHit;
-    this.opts.observer?.observe(q.qtype, rcode ?? replyRcode(q, reply), transport, system, (performance.now() - started) / 1000, reply.length, cacheHit, (reply[2]! & 0x02) !== 0);
+    this.opts.observer?.observe(q.qtype, rcode ?? replyRcode(q, reply), transport, system, (performance.now() - started) / 1000, reply.length, cacheHit, replyTruncated(q, reply));
     return reply;
   }
 
@@ -199,7 +205,7 @@ export class DnsHandler {
     if (zoneStubs !== undefined && zoneStubs.any && zoneStubs.covers(q.lname)) return this.forward(query, q, transport, started, 'recursive', port);
     const limit = replyLimit(q, transport);
     const hit = this.cache.get(query, q, limit);
-    if (hit) return this.done(q, rotateAnswers(hit, q.keyHash), transport, started, questionIsArpa(query, q) ? 'reverse' : 'auth', true);
+    if (hit) return this.done(q, rotateAnswers(hit, turnKey(q)), transport, started, questionIsArpa(query, q) ? 'reverse' : 'auth', true);
 
     if (q.qclass !== CLASS_IN) return this.done(q, encodeRcode(query, q, RCODE.REFUSED), transport, started, 'auth', false);
     const absent = this.absent;
@@ -244,7 +250,7 @@ export class DnsHandler {
     const gen = cell ? cell.gen : this.opts.zone.depGeneration(r.dep);
     const enc = encodeReply(query, q, { rcode, aa: r.aa, answers: r.answers, authorities: r.authorities, additionals: r.additionals }, limit);
     this.cache.set(query, q, limit, enc.bytes, enc.nameOffsets, r.dep, cell, gen, enc.cut); // keeps a copy of its own
-    return this.done(q, rotateAnswers(enc.bytes, q.keyHash), transport, started, system, false);
+    return this.done(q, rotateAnswers(enc.bytes, turnKey(q)), transport, started, system, false);
   }
 
   private async completed(completing: Promise<AutopathAnswer | undefined>, query: Buffer, q: ParsedQuery, r: Resolution, transport: Transport, limit: number, started: number, system: System): Promise<Buffer> {
@@ -258,7 +264,7 @@ export class DnsHandler {
         encodeReply(query, q, { rcode: RCODE.NXDOMAIN, aa: r.aa, answers: [], authorities: r.authorities, additionals: [] }, limit).bytes);
     // an upstream said TC to the walk's question over UDP: so does the reply (the CNAME alone would end glibc's search)
     if (a?.truncated && transport === 'udp') reply[2]! |= Flag.TC >> 8;
-    return this.done(q, a ? rotateAnswers(reply, q.keyHash) : reply, transport, started, system, false);
+    return this.done(q, a ? rotateAnswers(reply, turnKey(q)) : reply, transport, started, system, false);
   }
 
   private async forward(query: Buffer, q: ParsedQuery, transport: Transport, started: number, system: System, port: number | undefined): Promise<Buffer | undefined> {

@@ -1,10 +1,12 @@
 // Round-robin: the answer section's runs of A, AAAA or SRV records of one owner name (a headless
 // service's pods, a service's ports) are rotated by a counter of the question's name on every
 // reply, cached or freshly encoded, so that clients taking the first record spread over the pods.
-// One counter per name, not one for all: with a shared counter a client that looked up two
-// 2-pod services in turn got the same first pod of each every time (each name saw every other
-// turn). The counters sit in a fixed table indexed by the name's hash (the response cache's key,
-// seeded per process): names that share a slot share a counter, as all names once did. It works on
+// One counter per name and type, not one for all: with a shared counter a client that looked up
+// two 2-pod services in turn got the same first pod of each every time (each name saw every other
+// turn); with one per name, a resolver asking A and AAAA of a dual-stack service moved it by two
+// each lookup, and the A answer of 2 pods never turned. The counters sit in a fixed table indexed
+// by turnKey (the name's hash, the response cache's key seeded per process, mixed with the type):
+// questions that share a slot share a counter, as all names once did. It works on
 // the encoded bytes, in place: no decode, no re-encode, no allocation, and nothing at all for
 // replies with fewer than two answers. Measured on a loaded 2-core machine: a few hundred ns for
 // 3 A records, about 1 us for 3 SRV records (a cache hit's copy is ~100-200 ns; a whole UDP query
@@ -157,10 +159,14 @@ function rotateRun(msg: Buffer, first: number, n: number, k: number): boolean {
   return true;
 }
 
+/** The counter of a question: its name's hash (Query.keyHash) with its type mixed in. */
+export function turnKey(q: { keyHash: number; qtype: number }): number {
+  return (q.keyHash + Math.imul(q.qtype, 0x9e3779b1)) >>> 0;
+}
+
 /**
  * Rotates, in place, each run of two or more A/AAAA/SRV answers sharing owner name and class, by
- * the turn of the question's name (`key`: its hash, Query.keyHash). Returns `msg` (for a one-line
- * hook). Never throws.
+ * the turn of the question (`key`: turnKey). Returns `msg` (for a one-line hook). Never throws.
  */
 export function rotateAnswers(msg: Buffer, key = 0): Buffer {
   if (msg.length < 12 || u16(msg, 6) < 2) return msg;
