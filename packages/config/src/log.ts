@@ -171,3 +171,18 @@ export function createLogger(name: string, verbosity = 2, level?: string, sink: 
 export function silentLogger(): Logger {
   return new JsonLogger('silent', '', noop);
 }
+
+/**
+ * Node's process warnings as log lines of `log`, instead of its plain-text lines on stderr (a
+ * JSON log pipeline stops at those). Deprecations go to debug: they are for whoever maintains
+ * the code (on Node 22 and later a bundled dependency's `url.parse()` is one, at every start),
+ * not for the operator; any other warning (MaxListenersExceeded, an experimental feature) to warn.
+ */
+export function logProcessWarnings(log: Logger): void {
+  process.removeAllListeners('warning'); // node's own printer
+  process.on('warning', (w: Error & { code?: string }) => {
+    const fields = { warning: w.name, ...(w.code !== undefined && { code: w.code }) };
+    if (w.name === 'DeprecationWarning') log.debug(fields, w.message);
+    else log.warn(fields, w.message);
+  });
+}

@@ -4,7 +4,7 @@
 //   2   bad flags
 //   255 dnsmasq could not be kept running (the original's exit status when dnsmasq died)
 //   70  an exception nothing caught (logged with its stack; dnsmasq is killed first)
-import { FlagError, createLogger } from '@kube-dns/config';
+import { FlagError, createLogger, logProcessWarnings } from '@kube-dns/config';
 import { killProcessGroup } from './dnsmasq-process.js';
 import { Nanny, StartupError } from './nanny.js';
 import { parseNannyOptions } from './options.js';
@@ -38,6 +38,7 @@ async function main(argv: string[]): Promise<void> {
   }
   const options = parsed.options;
   const log = createLogger('dnsmasq-nanny', options.verbosity);
+  logProcessWarnings(log);
   const nanny = new Nanny(options, log);
   const events = reportPodEvents(nanny, options.kubecfgFile, log);
   // An exception nothing caught leaves the supervisor in an unknown state: log it with its stack,

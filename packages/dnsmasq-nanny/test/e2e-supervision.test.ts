@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { test } from 'node:test';
-import { startTestDnsServer } from '@kube-dns/testkit';
+import { WARNING_CODE, startTestDnsServer, warningEmitter, warningProblems } from '@kube-dns/testkit';
 import { alive, eventually, loopbackDnsmasqArgs, lookupA, startNanny } from './nanny-harness.js';
 
 test('kill -9 of dnsmasq: the nanny restarts it after its 100 ms backoff, with the same configuration', async (t) => {
@@ -164,4 +164,14 @@ test('bad flags exit 2 naming the flag; a --servers-file among the dnsmasq argum
   const conflict = await startNanny(t, { dnsmasqArgs: ['--servers-file=/tmp/x'], waitReady: false });
   assert.equal((await conflict.exit).code, 1);
   assert.match(conflict.logs.find((l) => l.level === 60)!.msg, /--servers-file is managed by dnsmasq-nanny/);
+});
+
+test('node\'s process warnings come out as JSON log lines: a deprecation at debug, any other warning at warn', async (t) => {
+  const w = await warningEmitter();
+  t.after(w.cleanup);
+  const nanny = await startNanny(t, { env: w.env });
+  await nanny.waitForLog((l) => l.code === WARNING_CODE, 15_000);
+  await new Promise((res) => setTimeout(res, 200)); // both warnings' lines
+  const stderr = [...nanny.logs.map((l) => JSON.stringify(l)), ...nanny.rawOutput].join('\n');
+  assert.deepEqual(warningProblems(stderr), []);
 });

@@ -1,5 +1,5 @@
 // The kube-dns binary: flags → startKubeDns → run until SIGTERM.
-import { FlagError, createLogger, usage } from '@kube-dns/config';
+import { FlagError, createLogger, usage, logProcessWarnings } from '@kube-dns/config';
 import { startKubeDns } from './app.js';
 import { settleHeap } from './runtime/heap-settler.js';
 import { scavengeOnLoopThread } from './runtime/scavenge.js';
@@ -27,6 +27,7 @@ async function main(): Promise<number> {
   }
   scavengeOnLoopThread();
   const log = createLogger('kube-dns', o.verbosity);
+  logProcessWarnings(log);
   log.info({ version: VERSION, flags: process.argv.slice(2) }, 'starting kube-dns');
   if (o.federationsGiven) log.warn('--federations is obsolete (Kubernetes federation v1 is gone): accepted and ignored, its names are answered NXDOMAIN');
   const env = process.env;

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { datas, query } from '@kube-dns/dns-client';
-import { clusterIPService, endpointSlice, freePort, headlessService, namespaceObject, pod, startFakeApiServer, startTestDnsServer } from '@kube-dns/testkit';
+import { WARNING_CODE, clusterIPService, endpointSlice, freePort, headlessService, namespaceObject, pod, startFakeApiServer, startTestDnsServer, warningEmitter, warningProblems } from '@kube-dns/testkit';
 
 import { parseOptions } from '../src/options.js';
 
@@ -306,4 +306,25 @@ test('every list call the shipped binary can make reaches the API server: cluste
     r.p.kill('SIGKILL');
     await r.exited;
   }
+});
+
+test('node\'s process warnings come out as JSON log lines: a deprecation at debug, any other warning at warn', async (t) => {
+  // on the images' Node a bundled dependency's url.parse() prints a plain-text deprecation at
+  // every start, which stops a JSON log pipeline
+  const api = await startFakeApiServer();
+  t.after(() => api.close());
+  const w = await warningEmitter();
+  t.after(w.cleanup);
+  const [dnsPort, healthzPort] = [await freePort(), await freePort()];
+  const r = run(['--dns-bind-address=127.0.0.1', `--dns-port=${dnsPort}`, '--healthz-bind-address=127.0.0.1', `--healthz-port=${healthzPort}`, `--kubecfg-file=${api.kubeconfigPath}`], w.env);
+  t.after(() => r.p.kill('SIGKILL'));
+  const deadline = Date.now() + 20_000;
+  while (!r.err().includes(WARNING_CODE)) {
+    assert.ok(Date.now() < deadline && r.p.exitCode === null, `no warning logged: ${r.err().slice(-2000)}`);
+    await new Promise((res) => setTimeout(res, 100));
+  }
+  await new Promise((res) => setTimeout(res, 200)); // both warnings' lines
+  r.p.kill('SIGKILL');
+  await r.exited;
+  assert.deepEqual(warningProblems(r.err()), []);
 });

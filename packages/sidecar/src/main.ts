@@ -1,5 +1,5 @@
 // The sidecar binary: flags → startSidecar; SIGTERM/SIGINT stop it and exit 0.
-import { FlagError, createLogger, formatHostPort } from '@kube-dns/config';
+import { FlagError, createLogger, formatHostPort, logProcessWarnings } from '@kube-dns/config';
 import { type ParsedArgs, parseSidecarArgs } from './options.js';
 import { startSidecar } from './sidecar.js';
 import { sidecarVersion } from './version.js';
@@ -25,6 +25,7 @@ async function main(): Promise<void> {
     return;
   }
   const log = createLogger('sidecar', args.options.verbosity);
+  logProcessWarnings(log);
   process.on('uncaughtException', (e) => {
     log.fatal({ err: e }, 'uncaught exception');
     process.exit(1);

@@ -6,13 +6,13 @@ import { createSocket } from 'node:dgram';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import * as dnsPacket from 'dns-packet';
-import { freePort, startDnsmasq, startTestDnsServer } from '@kube-dns/testkit';
+import { WARNING_CODE, freePort, startDnsmasq, startTestDnsServer, warningEmitter, warningProblems } from '@kube-dns/testkit';
 import { getHealth, scrape, value, waitFor } from './helpers.js';
 
 const BIN = fileURLToPath(new URL('../../bin/sidecar.js', import.meta.url));
 
-function run(args: string[]) {
-  const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+function run(args: string[], env: Record<string, string> = {}) {
+  const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (d) => (stdout += d));
@@ -117,13 +117,16 @@ test('SIGTERM exits within about a second, however slowly dnsmasq answers the st
   // a dnsmasq that answers each CHAOS question after 1.9 s, inside the poll's 2 s timeout: the
   // poll's six questions in a row used to hold the exit for up to 12 s
   const slow = createSocket('udp4');
+  const pending = new Set<NodeJS.Timeout>();
   slow.on('message', (msg, from) => {
     const q = dnsPacket.decode(msg);
     const reply = dnsPacket.encode({ type: 'response', id: q.id, questions: q.questions, answers: [{ name: q.questions![0]!.name, type: 'TXT', class: 'CH', ttl: 0, data: '1' }] });
-    setTimeout(() => slow.send(reply, from.port, from.address), 1900).unref();
+    const timer = setTimeout(() => (pending.delete(timer), slow.send(reply, from.port, from.address)), 1900);
+    pending.add(timer);
   });
   await new Promise<void>((r) => slow.bind(0, '127.0.0.1', () => r()));
-  t.after(() => slow.close());
+  // the replies still waiting go with the socket (a send on a closed socket throws)
+  t.after(() => (pending.forEach((x) => clearTimeout(x)), slow.close()));
   const port = await freePort();
   // an interval of 2 s or more: the poll's timeout is then the full 2 s
   const p = run(['--prometheus-addr=127.0.0.1', `--prometheus-port=${port}`, '--dnsmasq-addr=127.0.0.1', `--dnsmasq-port=${slow.address().port}`, '--dnsmasq-poll-interval-ms=5000']);
@@ -136,4 +139,16 @@ test('SIGTERM exits within about a second, however slowly dnsmasq answers the st
   const took = performance.now() - sent;
   assert.deepEqual([r.code, r.signal], [0, null]);
   assert.ok(took < 2500, `exited ${took.toFixed(0)} ms after SIGTERM`);
+});
+
+test('node\'s process warnings come out as JSON log lines: a deprecation at debug, any other warning at warn', async (t) => {
+  const w = await warningEmitter();
+  t.after(w.cleanup);
+  const p = run(['--prometheus-addr=127.0.0.1', `--prometheus-port=${await freePort()}`, `--dnsmasq-port=${await freePort()}`], w.env);
+  t.after(() => p.child.kill('SIGKILL'));
+  await waitFor('the warning logged', async () => p.output().stderr.includes(WARNING_CODE) || undefined, 15_000, 100);
+  await new Promise((res) => setTimeout(res, 200)); // both warnings' lines
+  p.child.kill('SIGTERM');
+  const r = await p.exited;
+  assert.deepEqual(warningProblems(r.stderr), []);
 });

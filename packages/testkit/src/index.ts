@@ -7,3 +7,4 @@ export * from './bind-pair.js';
 export * from './named.js';
 export * from './load-report.js';
 export * from './raw-server.js';
+export * from './process-warnings.js';
