@@ -5,8 +5,8 @@ import { join } from 'node:path';
 import { ConfigDirSource, type HostsEntry, type KubeDnsConfig, type Logger, parseResolvConf } from '@kube-dns/config';
 import { argumentConflicts, buildDnsmasqArgs, resolvFilePath, watchedHostsPaths } from './dnsmasq-args.js';
 import { DnsmasqProcess, type ExitInfo } from './dnsmasq-process.js';
-import { writeFileAtomic } from './files.js';
-import { HOSTS_FILE_NAME, HOSTSDIR_MAX_ENTRIES, hostsFileText, LARGE_HOSTS_FILE_NAME, namesGainingAddresses } from './hosts-file.js';
+import { TEMPORARY_FILE, writeFileAtomic } from './files.js';
+import { HOSTS_FILE_NAME, HOSTSDIR_MAX_NAMES, hostsFileText, LARGE_HOSTS_FILE_NAME, namesGainingAddresses, namesIn } from './hosts-file.js';
 import type { NannyOptions } from './options.js';
 import { ServersReloader } from './reload.js';
 import { resolveStubDomains } from './resolve-names.js';
@@ -142,13 +142,17 @@ export class Nanny extends EventEmitter<NannyEvents> {
     await this.supervisor?.stop();
   }
 
-  /** Our state directory holds only what we generate: start from a clean hosts directory. */
+  /**
+   * Our state directory holds only what we generate: start from a clean hosts directory, without
+   * the temporary files of a nanny that died mid-write (the emptyDir outlives a container restart).
+   */
   private async prepareStateDir(): Promise<void> {
     try {
       await mkdir(this.hostsDir, { recursive: true });
       for (const name of await readdir(this.hostsDir)) {
         if (name !== HOSTS_FILE_NAME) await rm(join(this.hostsDir, name), { recursive: true, force: true });
       }
+      for (const name of await readdir(this.opts.stateDir)) if (TEMPORARY_FILE.test(name)) await rm(join(this.opts.stateDir, name), { force: true });
     } catch (e) {
       // The usual cause is a manifest edit: the emptyDir mounted there removed or made read-only,
       // on a read-only root filesystem. Say so in the one line the pod's log shows.
@@ -204,7 +208,7 @@ export class Nanny extends EventEmitter<NannyEvents> {
    * the names is written first, so that no name is missing in between.
    */
   private async writeHosts(config: KubeDnsConfig): Promise<void> {
-    const large = config.hosts.length > HOSTSDIR_MAX_ENTRIES;
+    const large = namesIn(config.hosts) > HOSTSDIR_MAX_NAMES;
     const text = hostsFileText(config.hosts);
     const none = hostsFileText([]);
     const dirText = large ? none : text;
