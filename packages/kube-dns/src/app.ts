@@ -244,7 +244,7 @@ export async function startKubeDns(o: KubeDnsOptions, x: StartExtras): Promise<K
       const serial = new SerialClock(zone);
       Object.defineProperty(resolveOpts, 'serial', { get: () => serial.current(), enumerable: true, configurable: true });
       resolveOpts.dynamicSerial = true;
-      transfer = new ZoneTransfer({ zone, cluster: resolveOpts, external: resolveOpts.external ?? [], log, registry: metrics.registry, serialClock: serial, isSynced });
+      transfer = new ZoneTransfer({ zone, cluster: resolveOpts, external: resolveOpts.external ?? [], log, registry: metrics.registry, serialClock: serial, isSynced, notifySource: o.dnsBindAddress });
       handler?.cache.clear(); // apex SOA answers cached with the fixed serial
     }
     transfer?.setAcl(acl);
@@ -270,7 +270,11 @@ export async function startKubeDns(o: KubeDnsOptions, x: StartExtras): Promise<K
     },
     ...(queryLog && { queryLog }),
   });
-  clearCachedAnswers = () => handler.cache.clear();
+  // (the zone's content changes too: a new generation moves the SOA serial, so secondaries transfer it again)
+  clearCachedAnswers = () => {
+    zone.bumpGeneration();
+    handler.cache.clear();
+  };
   registerMalformedMetrics(metrics.registry, handler.malformed);
   // UDP and TCP on one port. With --dns-port=0 (tests) the number UDP picks may be taken on TCP:
   // then try another number.

@@ -94,3 +94,16 @@ test('an ExternalName whose target is in a stub domain inside the zone is chased
   }, 3000);
   assert.ok(stub.questions.some((q) => q.name === 'db.corp.cluster.local' && q.type === 'A'), 'the target was asked of the stub server');
 });
+
+test('a stub domain inside the zone added or removed moves the SOA serial: secondaries transfer the zone without its names', async (t) => {
+  const stub = await startTestDnsServer({ answerIp: '203.0.113.9' });
+  t.after(() => stub.close());
+  const c = await startCluster({ args: ['--transfer-to=127.0.0.1'], seed: (api) => api.upsert('services', clusterIPService('legacy', 'db', ['10.0.0.50'])) });
+  t.after(() => c.stop());
+  await waitSynced(c);
+  const serial = async () => ((await c.ask('cluster.local', 'SOA')).packet.answers?.[0] as { data: { serial: number } }).data.serial;
+  await new Promise((r) => setTimeout(r, 1100)); // the serial moves at most once a second
+  const before = await serial();
+  await replaceKey(c.configDir, 'stubDomains', JSON.stringify({ 'legacy.svc.cluster.local': [`127.0.0.1:${stub.port}`] }));
+  await eventually(async () => assert.ok((await serial()) > before, `serial ${await serial()} after ${before}`), 5000);
+});

@@ -14,6 +14,9 @@ const seed = (api: FakeApiServer): void => {
   api.upsert('services', externalService('shop', 'elb', '10.10.0.3', { ingress: ['abc123.elb.amazonaws.com'], ports: [{ name: 'http', port: 80 }] }));
   api.upsert('services', externalService('shop', 'pending', '10.10.0.4', { ingress: [] }));
   api.upsert('services', clusterIPService('shop', 'internal', ['10.10.0.5']));
+  api.upsert('services', clusterIPService('payments-internal', 'ledger', ['10.10.0.9']));
+  // a Service at the NS host's own name, with an outside address
+  api.upsert('services', externalService('dns', 'ns1', '10.10.0.53', { ingress: ['203.0.113.53'] }));
 };
 
 let on: Cluster;
@@ -58,6 +61,13 @@ test('SOA and NS at the apex; a Service without an outside address, or no Servic
     assert.equal(r.packet.authorities?.[0]?.name, E, name);
   }
   assert.equal((await on.ask(`shop.${E}`, 'A')).packet.rcode, 'NOERROR', 'a namespace with services is an empty non-terminal');
+  // a namespace of internal Services alone has no name below it here: asked from outside, the
+  // zone does not tell that it exists (and a secondary, which has no record there, agrees)
+  assert.equal((await on.ask(`payments-internal.${E}`, 'A')).packet.rcode, 'NXDOMAIN');
+});
+
+test('a Service at the NS host\'s name keeps its address (the NODATA there is only for what would not exist)', async () => {
+  assert.deepEqual(datas((await on.ask(`ns1.dns.${E}`, 'A')).packet.answers), ['203.0.113.53']);
 });
 
 test('an ingress assigned later shows up', async () => {
@@ -83,8 +93,9 @@ test('flag errors: an external zone overlapping the cluster domain or another ex
 test('the names between the NS host and the apex exist (empty non-terminals): NODATA, never NXDOMAIN', async () => {
   // an NXDOMAIN at dns.example.com says nothing exists below it (RFC 8020), ns1.dns.example.com
   // included: a resolver that believes it, or minimises the question (RFC 9156), loses the NS host
-  for (const name of [`dns.${E}`, `DNS.${E}`, `ns1.dns.${E}`]) {
-    const r = await on.ask(name, 'A');
+  // (ns1.dns has a Service with an IPv4 address here: its AAAA is the NODATA of the NS host)
+  for (const [name, type] of [[`dns.${E}`, 'A'], [`DNS.${E}`, 'A'], [`ns1.dns.${E}`, 'AAAA']] as const) {
+    const r = await on.ask(name, type);
     assert.deepEqual([r.packet.rcode, r.packet.flag_aa, r.packet.answers?.length], ['NOERROR', true, 0], name);
     assert.equal(r.packet.authorities?.[0]?.type, 'SOA', name);
   }

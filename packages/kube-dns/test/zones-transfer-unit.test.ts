@@ -163,6 +163,42 @@ test('NOTIFY: acknowledged only by an answer from the secondary; a REFUSED one i
   assert.ok(spoofed.got() >= 2, 'an answer from elsewhere does not count: retried');
 });
 
+test('NOTIFY leaves from the address we serve on (--dns-bind-address), so a secondary takes it from its primary; from the wildcard, from wherever the kernel routes', async (t) => {
+  // BIND refuses a NOTIFY from an address that is not one of its primaries ("refused notify from non-primary")
+  const secondary = createSocket('udp4');
+  const from: string[] = [];
+  secondary.on('message', (msg, r) => {
+    from.push(r.address);
+    const reply = Buffer.from(msg.subarray(0, 12));
+    reply[2] = reply[2]! | 0x80;
+    reply.writeUInt16BE(0, 4);
+    secondary.send(reply, r.port, r.address);
+  });
+  await new Promise<void>((r) => secondary.bind(0, '127.0.0.1', () => r()));
+  t.after(() => secondary.close());
+  const record = soa('cluster.local', { zone: 'cluster.local', ttl: 30, pods: 'insecure', serial: 1 });
+  for (const source of ['127.0.0.2', '0.0.0.0']) {
+    const n = new Notifier(silentLogger(), source);
+    t.after(() => n.stop());
+    n.notify({ host: '127.0.0.1', port: secondary.address().port, family: 4, raw: '' }, 'cluster.local', record);
+    await new Promise((r) => setTimeout(r, 300));
+    assert.equal(n.stats.acknowledged, 1, source);
+  }
+  assert.deepEqual(from, ['127.0.0.2', '127.0.0.1']);
+});
+
+test('AXFR of the cluster zone leaves out the names of a stub domain inside it (forwarded, never answered from the records)', () => {
+  const zone = new Zone();
+  zone.setService({ namespace: 'legacy', name: 'db', kind: 'ClusterIP', clusterIPs: ['10.0.0.50'], externalName: '', ports: [{ name: 'pg', port: 5432, protocol: 'TCP' }], publishNotReadyAddresses: false });
+  zone.setService({ namespace: 'ns', name: 'a', kind: 'ClusterIP', clusterIPs: ['10.0.0.1'], externalName: '', ports: [], publishNotReadyAddresses: false });
+  const stub = 'legacy.svc.cluster.local';
+  const opts: ResolveOptions = { zone: 'cluster.local', ttl: 30, pods: 'insecure', serial: 7, forwardedInZone: (n) => n === stub || n.endsWith(`.${stub}`) };
+  const names = clusterZoneRecords(zone, opts).map((r) => `${r.name} ${r.type}`);
+  assert.ok(names.includes('a.ns.svc.cluster.local A'), names.join('\n'));
+  assert.ok(!names.some((n) => n.includes('legacy')), names.join('\n'));
+  assert.equal(names.filter((n) => n.endsWith(' SOA')).length, 2, 'SOA first and last');
+});
+
 test('serial: a pod change (in no transfer) leaves it; a Service change moves it', () => {
   const zone = new Zone();
   let now = 1_800_000_000_000;

@@ -2,6 +2,7 @@
 // Over UDP, retried until the secondary answers (at most 5 tries, 1 s apart), never blocking anything.
 import { createSocket, type Socket } from 'node:dgram';
 import { randomInt } from 'node:crypto';
+import { isIP } from 'node:net';
 import * as dnsPacket from 'dns-packet';
 import type { Logger, Nameserver } from '@kube-dns/config';
 import { normalizeIp } from '../records/names.js';
@@ -31,12 +32,24 @@ export class Notifier {
   private readonly failing = new Set<string>();
   private stopped = false;
 
-  constructor(private readonly log: Logger) {}
+  /**
+   * `source`: the address we serve on (--dns-bind-address). A secondary takes a NOTIFY only from
+   * an address it transfers from (BIND: "refused notify from non-primary"), so when we serve on
+   * one address our NOTIFYs leave from it, as BIND's notify-source; from a wildcard, the kernel
+   * picks the route's address.
+   */
+  constructor(
+    private readonly log: Logger,
+    private readonly source?: string,
+  ) {}
 
   private socket(family: 4 | 6): Socket {
     let s = this.sockets.get(family);
     if (!s) {
       s = createSocket(family === 4 ? 'udp4' : 'udp6');
+      const src = this.source;
+      // sends wait for the bind (dgram queues them)
+      if (src && isIP(src) === family && src !== '0.0.0.0' && src !== '::') s.bind({ address: src, port: 0 });
       s.on('message', (msg, rinfo) => {
         if (msg.length < 12) return;
         const w = this.waiting.get(msg.readUInt16BE(0));

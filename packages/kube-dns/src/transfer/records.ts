@@ -45,8 +45,21 @@ function* servicesNow(zone: Zone): Generator<ServiceEntry> {
   }
 }
 
-/** The SOA, then the apex records, then each Service's records, then the same SOA: one array each (a large headless Service: several). */
+/**
+ * The SOA, then the apex records, then each Service's records, then the same SOA: one array each
+ * (a large headless Service: several). Names a stub domain inside the zone takes (forwarded, not
+ * answered from the records) are left out, as a query for them does not get our records.
+ */
 export function* clusterZoneRecordsByService(zone: Zone, opts: ResolveOptions): Generator<Answer[]> {
+  const forwarded = opts.forwardedInZone;
+  if (!forwarded) return yield* ownRecordsByService(zone, opts);
+  for (const piece of ownRecordsByService(zone, opts)) {
+    const kept = piece.filter((a) => a.type === 'SOA' || !forwarded(a.name.toLowerCase()));
+    if (kept.length) yield kept;
+  }
+}
+
+function* ownRecordsByService(zone: Zone, opts: ResolveOptions): Generator<Answer[]> {
   const z = opts.zone;
   const lookup: Lookup = (name, qtype) => {
     const r = resolve(zone, name, qtype, opts, name);

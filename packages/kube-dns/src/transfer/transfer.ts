@@ -49,6 +49,8 @@ export interface ZoneTransferOptions {
    * query would get SERVFAIL, and it would not ask again before the SOA's RETRY (two hours).
    */
   isSynced?: () => boolean;
+  /** The address we serve on (--dns-bind-address): NOTIFYs leave from it unless a wildcard. */
+  notifySource?: string;
 }
 
 /** The serial moves at most once per this many builds' time, and at least a second apart, at most a minute. */
@@ -88,7 +90,7 @@ export class ZoneTransfer {
   private readonly refusedLog = new LogLimiter(10_000);
 
   constructor(private readonly o: ZoneTransferOptions) {
-    this.notifier = new Notifier(o.log);
+    this.notifier = new Notifier(o.log, o.notifySource);
     this.notifiedSerial = o.cluster.serial;
   }
 

@@ -54,13 +54,28 @@ export function resolveExternal(zone: Zone, owner: string, lower: string, qtype:
     if (qtype === 'NS') return positive(opts, [{ name: owner, type: 'NS', ttl: opts.ttl, class: 'IN', data: ez.ns }], [], 'static');
     return nodata(opts, 'static');
   }
+  const r = resolveBelowApex(zone, owner, lower, qtype, ez);
   // the NS host, when it lies in the zone: it exists (its address is glue in the parent zone), and
-  // so do the names between it and the apex (`dns.<zone>`): NXDOMAIN there would deny it (RFC 8020)
-  if (atOrAbove(lower, ez.ns)) return nodata(opts, 'static');
+  // so do the names between it and the apex (`dns.<zone>`): NXDOMAIN there would deny it (RFC 8020).
+  // A Service there keeps its records (only what would be NXDOMAIN becomes NODATA).
+  return r.rcode === 'NXDOMAIN' && atOrAbove(lower, ez.ns) ? nodata(opts, '*') : r;
+}
+
+/** The namespace has a Service with an outside address (a name below `<ns>.<zone>`). */
+function hasExternalService(zone: Zone, ns: string): boolean {
+  for (const e of zone.servicesIn(ns)) if (e.info.external) return true;
+  return false;
+}
+
+function resolveBelowApex(zone: Zone, owner: string, lower: string, qtype: string, ez: ExternalZone): Resolution {
+  const { opts } = ez;
   const labels = lower.slice(0, lower.length - ez.name.length - 1).split('.');
   const n = labels.length;
   const ns = labels[n - 1]!;
-  if (n === 1) return zone.hasNamespace(ns) ? nodata(opts, '*') : nxdomain(opts, '*');
+  // `<ns>.<zone>` exists only with a name below it: a Service with an outside address. A namespace
+  // of internal Services alone is NXDOMAIN, as in a transfer of the zone, and its name not told
+  // to whoever asks from outside (RFC 8020: an empty non-terminal exists by what is below it)
+  if (n === 1) return hasExternalService(zone, ns) ? nodata(opts, '*') : nxdomain(opts, '*');
   const svc = labels[n - 2]!;
   const dep = serviceDep(ns, svc);
   const e = zone.getService(ns, svc);
