@@ -10,18 +10,26 @@ import { sleep } from './sleep.js';
 export const STATS_TIMEOUT_MS = 2000;
 
 /**
- * Whether a dnsmasq server (`ip#port`, as servers.bind names it) answers at all: a query for
- * `. NS`, where any reply counts (a stub domain's authoritative server may refuse it; it still
- * answered). dnsmasq's own `failed` count in servers.bind stays 0 when a server times out,
- * refuses or fails (2.90), so without this check a dead upstream was invisible: its names timed
- * out for every pod while every metric said nothing.
+ * Whether a dnsmasq server (`ip#port`, as servers.bind names it) answers at all: two questions
+ * at once, CHAOS `id.server. TXT` and `. NS`, where any reply to either counts (a stub domain's
+ * authoritative server may refuse them; it still answered). dnsmasq's own `failed` count in
+ * servers.bind stays 0 when a server times out, refuses or fails (2.90), so without this check a
+ * dead upstream was invisible: its names timed out for every pod while every metric said nothing.
+ * Two questions because each alone misjudged a live server: `. NS` is forwarded by a server that
+ * does not recurse itself (kube-dns, the manifest's server for the cluster zone), which answers it
+ * only after its own upstreams' deadline (5 s, past this check's 2 s) and so read as down whenever
+ * those were; a CHAOS question is answered at once by kube-dns, dnsmasq, BIND or unbound, but some
+ * resolvers drop that class.
  */
 export async function serverAnswers(server: string, timeoutMs: number): Promise<boolean> {
   const hash = server.lastIndexOf('#');
   const host = hash < 0 ? server : server.slice(0, hash);
   const port = hash < 0 ? 53 : Number(server.slice(hash + 1));
   try {
-    await query({ host, port }, { name: '.', type: 'NS', timeoutMs, transport: 'udp' });
+    await Promise.any([
+      query({ host, port }, { name: 'id.server.', type: 'TXT', class: 'CH', timeoutMs, transport: 'udp' }),
+      query({ host, port }, { name: '.', type: 'NS', timeoutMs, transport: 'udp' }),
+    ]);
     return true;
   } catch {
     return false;
@@ -41,7 +49,9 @@ export class DnsmasqPoller {
     private readonly intervalMs: number,
     private readonly metrics: SidecarMetrics,
     private readonly log: Logger,
-    private readonly timeoutMs = Math.min(STATS_TIMEOUT_MS, intervalMs),
+    // 2 s whatever the interval, as the original's client (a shorter interval only means the
+    // next poll starts when this one is done: the loop is sequential)
+    private readonly timeoutMs = STATS_TIMEOUT_MS,
   ) {}
 
   start(): void {
@@ -63,6 +73,7 @@ export class DnsmasqPoller {
       if (!this.failing) this.log.warn({ err: (e as Error).message, dnsmasq: this.server }, 'cannot read dnsmasq statistics');
       else this.log.debug({ err: (e as Error).message }, 'cannot read dnsmasq statistics');
       this.failing = true;
+      this.forgetServers();
       return;
     }
     if (this.failing) this.log.info({ dnsmasq: this.server }, 'reading dnsmasq statistics again');
@@ -77,6 +88,7 @@ export class DnsmasqPoller {
       upstreams = await readUpstreamStats(this.server, this.timeoutMs);
     } catch (e) {
       this.log.debug({ err: (e as Error).message }, 'cannot read servers.bind');
+      this.forgetServers();
       return;
     }
     for (const u of upstreams) {
@@ -92,6 +104,15 @@ export class DnsmasqPoller {
     [...now].forEach((server, i) => this.metrics.upstreamUp.set({ server }, answered[i] ? 1 : 0));
     for (const gone of this.upServers) if (!now.has(gone)) this.metrics.upstreamUp.remove({ server: gone });
     this.upServers = now;
+  }
+
+  /**
+   * No server_up series while dnsmasq's server list cannot be read: a last value kept as if fresh
+   * would hide an outage from the alert (a stale 1) or keep it firing after recovery (a stale 0).
+   */
+  private forgetServers(): void {
+    for (const gone of this.upServers) this.metrics.upstreamUp.remove({ server: gone });
+    this.upServers = new Set();
   }
 
   private async run(): Promise<void> {

@@ -58,7 +58,7 @@ export function createMetrics(namespace: string, probeLabels: readonly string[],
   });
   const upstreamUp = new Gauge({
     name: dnsmasq('server_up'),
-    help: "1 when the upstream or stub-domain server answered the sidecar's own check (a query for . NS, any reply) within 2 s, 0 when it did not",
+    help: "1 when the upstream or stub-domain server answered the sidecar's own check (CHAOS id.server. TXT and . NS, any reply to either) within 2 s, 0 when it did not; no series while dnsmasq's server list cannot be read",
     labelNames: ['server'] as const,
     registers,
   });

@@ -4,6 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { query } from '@kube-dns/dns-client';
 import { createSocket } from 'node:dgram';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { freePort, startDnsmasq, startTestDnsServer } from '@kube-dns/testkit';
 import { startSidecar } from '../src/index.js';
 import { testOptions } from './fixtures.js';
@@ -52,4 +53,37 @@ test('kubedns_dnsmasq_server_up: 1 for a server that answers, 0 for one that nev
   assert.equal(value(families, 'kubedns_dnsmasq_server_up', { server: `127.0.0.1#${holePort}` }), 0);
   assert.equal(value(families, 'kubedns_dnsmasq_server_up', { server: `127.0.0.1#${closed}` }), 0);
   assert.equal(value(families, 'kubedns_dnsmasq_server_failures', { server: `127.0.0.1#${holePort}` }), 0, 'why the check exists');
+});
+
+test('kubedns_dnsmasq_server_up: kube-dns (which forwards . NS to upstreams that are down) and a resolver that drops CHAOS questions both read 1; with 1 s polls, a server answering in 1.5 s too', async (t) => {
+  // kube-dns as the manifest's server for the cluster zone: CHAOS refused at once, `. NS` answered
+  // only after its own upstreams' 5 s deadline (here: never within the check)
+  const kubeDns = await startTestDnsServer({ handler: async (q) => (q.class === 'CH' ? { rcode: 'REFUSED' } : (await sleep(3000), { rcode: 'SERVFAIL' })) });
+  t.after(() => kubeDns.close());
+  const noChaos = await startTestDnsServer({ handler: (q) => (q.class === 'CH' ? 'drop' : { rcode: 'NOERROR' }) });
+  t.after(() => noChaos.close());
+  const slow = await startTestDnsServer({ handler: async () => (await sleep(1500), { rcode: 'REFUSED' }) });
+  t.after(() => slow.close());
+  const dm = await startDnsmasq([`--server=/cluster.local/127.0.0.1#${kubeDns.port}`, `--server=/corp.test/127.0.0.1#${slow.port}`, `--server=127.0.0.1#${noChaos.port}`]);
+  t.after(() => dm.stop());
+  const sidecar = await startSidecar(testOptions({ dnsmasqPort: dm.port, dnsmasqPollIntervalMs: 1000 }));
+  t.after(() => sidecar.stop());
+  const families = await waitFor('every server checked', async () => {
+    const { families: f } = await scrape(sidecar.port);
+    return [kubeDns.port, noChaos.port, slow.port].every((p) => value(f, 'kubedns_dnsmasq_server_up', { server: `127.0.0.1#${p}` }) !== undefined) && f;
+  });
+  for (const s of [kubeDns, noChaos, slow]) assert.equal(value(families, 'kubedns_dnsmasq_server_up', { server: `127.0.0.1#${s.port}` }), 1, `127.0.0.1#${s.port}`);
+});
+
+test('kubedns_dnsmasq_server_up: no series while dnsmasq cannot be read, not its last value kept as if fresh', async (t) => {
+  const live = await startTestDnsServer({ answerIp: '192.0.2.7' });
+  t.after(() => live.close());
+  const dm = await startDnsmasq([`--server=127.0.0.1#${live.port}`]);
+  t.after(() => dm.stop());
+  const sidecar = await startSidecar(testOptions({ dnsmasqPort: dm.port, dnsmasqPollIntervalMs: 300 }));
+  t.after(() => sidecar.stop());
+  const key = { server: `127.0.0.1#${live.port}` };
+  await waitFor('the server checked', async () => value((await scrape(sidecar.port)).families, 'kubedns_dnsmasq_server_up', key) === 1);
+  await dm.stop(); // dnsmasq gone (its upstream with it, for all this sidecar can tell)
+  await waitFor('the series gone', async () => value((await scrape(sidecar.port)).families, 'kubedns_dnsmasq_server_up', key) === undefined);
 });

@@ -99,7 +99,13 @@ export async function startTestDnsServer(opts: {
     // a handler that throws sends no reply (what a broken server does) instead of an unhandled rejection
     sock.on('message', (msg, rinfo) =>
       void respond(msg, 'udp').then(
-        (reply) => reply && sock.send(reply, rinfo.port, rinfo.address),
+        (reply) => {
+          try {
+            if (reply) sock.send(reply, rinfo.port, rinfo.address);
+          } catch {
+            // closed while a slow handler was answering: the reply goes nowhere, as from a stopped server
+          }
+        },
         () => undefined,
       ),
     );
