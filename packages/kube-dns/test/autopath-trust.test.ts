@@ -182,3 +182,39 @@ test('without --autopath (the default) the first expansion is the plain NXDOMAIN
   assert.ok(!c.api.requests.some((x) => x.resource === 'pods'), 'no Pods watch');
   assert.deepEqual(await counts(), {}, 'no autopath metric');
 });
+
+test('a walk has 2 s in all: with slow upstreams the pod gets the plain NXDOMAIN in time to ask its own search names; a walk that asked upstream is timed as recursive', async (t) => {
+  // 3 node search domains and an upstream answering in 1.5 s: the walk's questions one after
+  // another took 6 s, past musl's 5 s for a whole lookup and glibc's 5 s a try
+  const upstream = await startTestDnsServer({
+    handler: async (q) => {
+      await new Promise((r) => setTimeout(r, q.name.startsWith('quick') ? 50 : 1500));
+      return q.name === 'quick.test' && q.type === 'A' ? { answers: [{ name: q.name, type: 'A', ttl: 60, data: '192.0.2.55' }] } : { rcode: 'NXDOMAIN' };
+    },
+  });
+  t.after(() => upstream.close());
+  const c = await startCluster({
+    args: ['--autopath'],
+    forwardTimeoutMs: 2000,
+    resolvConf: 'nameserver 192.0.2.53\nsearch a.example b.example c.example\n',
+    configFiles: { upstreamNameservers: JSON.stringify([`127.0.0.1:${upstream.port}`]) },
+    seed: (api) => api.upsert('pods', pod('shop', 'web-0', [POD_IP])),
+  });
+  t.after(() => c.stop());
+  await waitSynced(c);
+  const started = Date.now();
+  const r = await askFrom('127.0.0.1', c.server, question('slow.test.shop.svc.cluster.local', 'A', [subnetOf(POD_IP)]), 8000);
+  const took = Date.now() - started;
+  assert.equal(r.rcode, 'NXDOMAIN');
+  assert.ok(took < 4000, `the plain answer after ${took} ms`);
+  const metrics = (await c.http('/metrics')).body;
+  assert.equal(autopathCounts(metrics).timeout, 1);
+
+  // a completed walk that asked upstream: its time is the upstream's, not kube-dns's own
+  const count = (body: string, system: string) => Number(new RegExp(`^kubedns_dns_request_duration_seconds_count\\{transport="udp",system="${system}"\\} (\\d+)`, 'm').exec(body)?.[1] ?? 0);
+  const done = await askFrom('127.0.0.1', c.server, question('quick.test.shop.svc.cluster.local', 'A', [subnetOf(POD_IP)]), 8000);
+  assert.deepEqual(records(done).map((x) => x[0]), ['CNAME', 'A']);
+  const after = (await c.http('/metrics')).body;
+  assert.equal(count(after, 'recursive') - count(metrics, 'recursive'), 1);
+  assert.equal(count(after, 'auth'), count(metrics, 'auth'));
+});

@@ -41,6 +41,26 @@ export interface AutopathAnswer {
   truncated: boolean;
 }
 
+/**
+ * What a walk came to: the answer to send (none: the plain NXDOMAIN), and whether it asked an
+ * upstream on the way (the query's time is then the upstream's: timed as recursive, not auth).
+ */
+export interface Walked {
+  answer: AutopathAnswer | undefined;
+  forwarded: boolean;
+}
+
+/**
+ * A whole walk's time at most. Each upstream question has the forwarder's 5 s, but a walk asks
+ * the node's search domains and then the name itself one after another: 3 domains and a 1.5 s
+ * upstream made 6 s, past musl's 5 s for a lookup in all (it then gives up the lookup rather than
+ * going on with its search) and glibc's 5 s a try. Past it the walk ends with the plain NXDOMAIN,
+ * and the pod's resolver asks its own search names, each with its own timeout.
+ */
+export const WALK_DEADLINE_MS = 2000;
+
+const TIMED_OUT = Symbol('timed out');
+
 interface UpstreamAnswer {
   rcode: number;
   answers: dnsPacket.Answer[];
@@ -82,7 +102,7 @@ export class Autopath {
    * For a question the zone answered NXDOMAIN. Undefined (synchronously) when autopath does not
    * apply; otherwise a promise of the completed answer, or of undefined for the plain one.
    */
-  complete(query: Buffer, q: ParsedQuery, qtype: string, peer: string | undefined, transport: Transport): Promise<AutopathAnswer | undefined> | undefined {
+  complete(query: Buffer, q: ParsedQuery, qtype: string, peer: string | undefined, transport: Transport): Promise<Walked> | undefined {
     const first = firstExpansion(q.lname, this.o.zone);
     if (!first) return undefined;
     const ecs = readClientSubnet(query, q.questionEnd);
@@ -105,10 +125,12 @@ export class Autopath {
     const remember = () => {
       if (laterNameLooksFirst(first.base, first.namespace, zone, nodeSearch)) this.leftToPod.remember(client, first.base, performance.now());
     };
-    return this.walk(q, qtype, first.base, transport).then(
+    const walked: Walked = { answer: undefined, forwarded: false };
+    return this.walk(q, qtype, first.base, transport, walked, performance.now() + WALK_DEADLINE_MS).then(
       (a) => {
         if (!a || a.answers.length === 0) remember(); // no CNAME: the pod goes on by itself
-        return a;
+        walked.answer = a;
+        return walked;
       },
       (e: unknown) => {
         remember(); // the handler answers the plain NXDOMAIN
@@ -122,7 +144,7 @@ export class Autopath {
     return undefined;
   }
 
-  private async walk(q: ParsedQuery, qtype: string, base: string, transport: Transport): Promise<AutopathAnswer | undefined> {
+  private async walk(q: ParsedQuery, qtype: string, base: string, transport: Transport, walked: Walked, deadline: number): Promise<AutopathAnswer | undefined> {
     const { zone } = this.o;
     const candidates = remainingCandidates(base, zone, this.o.nodeSearch);
     for (let i = 0; i < candidates.length; i++) {
@@ -139,7 +161,9 @@ export class Autopath {
         let answers = r.answers;
         let truncated = false;
         if (r.chase) {
-          const up = await this.upstream(r.chase, qtype, transport);
+          walked.forwarded = true;
+          const got = await this.upstream(r.chase, qtype, transport, deadline);
+          const up = got === TIMED_OUT ? undefined : got; // the CNAME alone: the pod's resolver follows it
           // an ExternalName whose target does not exist is NXDOMAIN asked directly: the pod goes on
           if (up?.rcode === NXDOMAIN) continue;
           if (up) {
@@ -149,7 +173,9 @@ export class Autopath {
         }
         return this.found(q, name, 'cluster', answers, r.authorities, truncated);
       }
-      const up = await this.upstream(name, qtype, transport);
+      walked.forwarded = true;
+      const up = await this.upstream(name, qtype, transport, deadline);
+      if (up === TIMED_OUT) return this.fail('timeout');
       if (!up) return this.fail('upstream_error');
       if (up.rcode === NXDOMAIN) {
         if (last) return this.fail('not_found');
@@ -190,10 +216,17 @@ export class Autopath {
     return { name: q.name, type: 'CNAME', class: 'IN', ttl: this.o.ttl, data: target };
   }
 
-  private async upstream(name: string, qtype: string, transport: Transport): Promise<UpstreamAnswer | undefined> {
+  /** The upstream's answer for `name`, undefined when none came, TIMED_OUT past the walk's deadline. */
+  private async upstream(name: string, qtype: string, transport: Transport, deadline: number): Promise<UpstreamAnswer | undefined | typeof TIMED_OUT> {
+    const left = deadline - performance.now();
+    if (left < 1) return TIMED_OUT;
+    let timer: NodeJS.Timeout | undefined;
     try {
       const sub = buildQuery({ name, type: qtype as dnsPacket.RecordType, ednsUdpSize: 1232 });
-      const reply = await this.o.forward(sub, name.toLowerCase(), transport);
+      // the forward goes on after the deadline (to its own); its answer is no longer waited for
+      const expired = new Promise<typeof TIMED_OUT>((resolve) => (timer = setTimeout(resolve, left, TIMED_OUT)));
+      const reply = await Promise.race([this.o.forward(sub, name.toLowerCase(), transport), expired]);
+      if (reply === TIMED_OUT) return TIMED_OUT;
       if (!reply || reply.length < 4) return undefined;
       const d = dnsPacket.decode(reply);
       return {
@@ -205,6 +238,8 @@ export class Autopath {
     } catch (e) {
       this.o.log.debug({ qname: name, err: (e as Error).message }, 'autopath: an upstream candidate failed');
       return undefined;
+    } finally {
+      clearTimeout(timer);
     }
   }
 }

@@ -10,6 +10,7 @@ export const AUTOPATH_RESULTS = [
   'nodata',
   'not_found', // no candidate exists: the plain NXDOMAIN
   'upstream_error', // an upstream candidate failed: the plain NXDOMAIN
+  'timeout', // the walk's 2 s ran out (upstreams slow): the plain NXDOMAIN, the pod asks on by itself
   // a later search name is in the ConfigMap's `hosts`, which dnsmasq answers (an override of the
   // upstream's address, maybe): the plain NXDOMAIN, the pod's search gets there through dnsmasq
   'hosts_name',

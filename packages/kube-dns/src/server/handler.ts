@@ -7,7 +7,7 @@ import * as dnsTypes from 'dns-packet/types.js';
 import type { Logger } from '@kube-dns/config';
 import type { Transport } from '@kube-dns/dns-client';
 import { buildQuery } from '@kube-dns/dns-client';
-import type { Autopath, AutopathAnswer } from '../autopath/autopath.js';
+import type { Autopath, Walked } from '../autopath/autopath.js';
 import type { AbsentNames } from '../resolve/absent.js';
 import type { ZoneReader } from '../records/types.js';
 import type { Resolution } from '../resolve/types.js';
@@ -253,11 +253,15 @@ export class DnsHandler {
     return this.done(q, rotateAnswers(enc.bytes, turnKey(q)), transport, started, system, false);
   }
 
-  private async completed(completing: Promise<AutopathAnswer | undefined>, query: Buffer, q: ParsedQuery, r: Resolution, transport: Transport, limit: number, started: number, system: System): Promise<Buffer> {
-    const a = await completing.catch((e: unknown) => {
+  private async completed(completing: Promise<Walked>, query: Buffer, q: ParsedQuery, r: Resolution, transport: Transport, limit: number, started: number, system: System): Promise<Buffer> {
+    const walked = await completing.catch((e: unknown) => {
       this.opts.log.error({ err: e, qname: q.name }, 'autopath failed: plain answer');
       return undefined;
     });
+    const a = walked?.answer;
+    // a walk that asked upstream took the upstream's time: recursive, as a chase (the auth
+    // latency alert blames kube-dns's own CPU)
+    if (walked?.forwarded) system = 'recursive';
     const reply = a
       ? encodeReply(query, q, { rcode: a.rcode, aa: a.aa, answers: a.answers, authorities: a.authorities, additionals: [] }, limit).bytes
       : ((r.authorities[0] && encodeNegative(query, q, RCODE.NXDOMAIN, r.aa, r.authorities[0], limit)) ||
