@@ -158,4 +158,11 @@ test('neither flag: the pod service account, or a clear error outside a pod', as
   assert.equal(kc.getCurrentCluster()?.server, 'https://[fd00::1]:443');
   assert.equal(kc.getCurrentCluster()?.caFile, join(sa, 'ca.crt'));
   assert.equal(process.env['KUBERNETES_SERVICE_HOST'], before, 'process env left as it was');
+  // https whatever the port, as client-go: client-node alone picks http for 80, 8080 and 8001,
+  // and then refuses every request ("HTTP protocol is not allowed when skipTLSVerify is not set")
+  for (const port of ['80', '8080', '8001']) {
+    const k = loadKubeConfig({ env: { KUBERNETES_SERVICE_HOST: '10.96.0.1', KUBERNETES_SERVICE_PORT: port }, inClusterRoot: root.path });
+    assert.equal(k.getCurrentCluster()?.server, `https://10.96.0.1:${port}`);
+    assert.equal(k.getCurrentCluster()?.skipTLSVerify, false, port);
+  }
 });

@@ -2,6 +2,7 @@
 //   --kubecfg-file          that kubeconfig (its current context)
 //   --kube-master-url       that server, overriding the kubeconfig's (or alone: no credentials)
 //   neither                 the pod's service account (KUBERNETES_SERVICE_HOST/PORT, token, CA)
+import { isIP } from 'node:net';
 import { accessSync, constants, readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { KubeConfig, loadYaml, type Cluster, type User } from '@kubernetes/client-node';
@@ -138,7 +139,9 @@ function loadInCluster(root: string, env: NodeJS.ProcessEnv): KubeConfig {
     const kc = new KubeConfig();
     kc.addAuthenticator(new RotatingTokenFile());
     kc.loadFromOptions({
-      clusters: loaded.getClusters(),
+      // https whatever the port, as client-go's InClusterConfig: client-node picks plain http for
+      // ports 80, 8080 and 8001, and then refuses it without skipTLSVerify (every list failing)
+      clusters: loaded.getClusters().map((c) => ({ ...c, server: `https://${isIP(host) === 6 ? `[${host}]` : host}:${port}` })),
       users: rotatingTokenUsers(loaded.getUsers()),
       contexts: loaded.getContexts(),
       currentContext: loaded.getCurrentContext(),
