@@ -64,6 +64,13 @@ test('SOA and NS at the apex; a Service without an outside address, or no Servic
   // a namespace of internal Services alone has no name below it here: asked from outside, the
   // zone does not tell that it exists (and a secondary, which has no record there, agrees)
   assert.equal((await on.ask(`payments-internal.${E}`, 'A')).packet.rcode, 'NXDOMAIN');
+  // (asked twice: the second answer comes from what the first looked at, until the zone changes)
+  assert.equal((await on.ask(`payments-internal.${E}`, 'A')).packet.rcode, 'NXDOMAIN');
+  // ... and it exists once one of its Services has an outside address
+  on.api.upsert('services', externalService('payments-internal', 'gateway', '10.10.0.10', { ingress: ['203.0.113.20'] }));
+  await eventually(async () => assert.equal((await on.ask(`payments-internal.${E}`, 'A')).packet.rcode, 'NOERROR'), 3000);
+  on.api.remove('services', 'payments-internal', 'gateway');
+  await eventually(async () => assert.equal((await on.ask(`payments-internal.${E}`, 'A')).packet.rcode, 'NXDOMAIN'), 3000);
 });
 
 test('a Service at the NS host\'s name keeps its address (the NODATA there is only for what would not exist)', async () => {

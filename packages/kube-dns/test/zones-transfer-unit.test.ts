@@ -11,7 +11,8 @@ import { allowed, parseTransferTo } from '../src/transfer/acl.js';
 import { SerialClock } from '../src/transfer/serial.js';
 import { Notifier } from '../src/transfer/notify.js';
 import { soa } from '../src/resolve/answers.js';
-import { clusterZoneRecords, clusterZoneRecordsByService } from '../src/transfer/records.js';
+import { clusterZoneRecords, clusterZoneRecordsByService, externalZoneRecords } from '../src/transfer/records.js';
+import { externalZones } from '../src/zones/external.js';
 import { resolve } from '../src/resolve/resolve.js';
 import { ZoneTransfer } from '../src/transfer/transfer.js';
 import { isFramed } from '../src/transfer/messages.js';
@@ -181,10 +182,33 @@ test('NOTIFY leaves from the address we serve on (--dns-bind-address), so a seco
     const n = new Notifier(silentLogger(), source);
     t.after(() => n.stop());
     n.notify({ host: '127.0.0.1', port: secondary.address().port, family: 4, raw: '' }, 'cluster.local', record);
-    await new Promise((r) => setTimeout(r, 300));
+    for (let i = 0; i < 100 && n.stats.acknowledged < 1; i++) await new Promise((r) => setTimeout(r, 50));
     assert.equal(n.stats.acknowledged, 1, source);
   }
   assert.deepEqual(from, ['127.0.0.2', '127.0.0.1']);
+
+  // an address the pod no longer has: the bind fails, and no NOTIFY leaves from another address
+  // (dgram would have sent the retries unbound, from the kernel's choice, which a secondary refuses)
+  from.length = 0;
+  const gone = new Notifier(silentLogger(), '192.0.2.77');
+  t.after(() => gone.stop());
+  gone.notify({ host: '127.0.0.1', port: secondary.address().port, family: 4, raw: '' }, 'cluster.local', record);
+  await new Promise((r) => setTimeout(r, 2500)); // its retries, 1 s apart
+  assert.deepEqual(from, []);
+});
+
+test('AXFR of an external zone leaves out the names of a stub domain inside it too', () => {
+  const zone = new Zone();
+  const ext = (ns: string, ip: string) => zone.setService({ namespace: ns, name: 'web', kind: 'ClusterIP', clusterIPs: ['10.0.0.7'], externalName: '', ports: [], publishNotReadyAddresses: false, external: { ips: [ip], hostname: '' } });
+  ext('team', '198.51.100.7');
+  ext('shop', '198.51.100.8');
+  const base: ResolveOptions = { zone: 'cluster.local', ttl: 30, pods: 'insecure', serial: 7 };
+  const [ez] = externalZones(['ext.example'], undefined, base);
+  // the ConfigMap is read after the zones are built: the predicate is read through
+  base.forwardedInZone = (n) => n === 'team.ext.example' || n.endsWith('.team.ext.example');
+  const names = externalZoneRecords(zone, ez!).map((r) => `${r.name} ${r.type}`);
+  assert.ok(names.includes('web.shop.ext.example A'), names.join('\n'));
+  assert.ok(!names.some((n) => n.includes('team')), names.join('\n'));
 });
 
 test('AXFR of the cluster zone leaves out the names of a stub domain inside it (forwarded, never answered from the records)', () => {

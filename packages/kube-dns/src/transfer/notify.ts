@@ -58,9 +58,18 @@ export class Notifier {
         if (rinfo.port !== w.from.port || normalizeIp(rinfo.address) !== normalizeIp(w.from.host)) return;
         w.answered(msg[3]! & 0xf);
       });
-      s.on('error', (e) => this.log.warn({ err: e.message }, 'NOTIFY socket error'));
-      s.unref();
-      this.sockets.set(family, s);
+      const sock = s;
+      sock.on('error', (e: NodeJS.ErrnoException) => {
+        this.log.warn({ err: e.message }, 'NOTIFY socket error');
+        // a failed bind (the address gone from the pod): dgram would send the next NOTIFY from the
+        // kernel's address, refused by the secondary, for good. The next one gets a fresh socket
+        if (e.syscall === 'bind' && this.sockets.get(family) === sock) {
+          this.sockets.delete(family);
+          sock.close();
+        }
+      });
+      sock.unref();
+      this.sockets.set(family, sock);
     }
     return s;
   }
@@ -77,7 +86,7 @@ export class Notifier {
       questions: [{ name: zone, type: 'SOA', class: 'IN' }],
       answers: [serialSoa],
     });
-    const sock = this.socket(to.family === 6 ? 6 : 4);
+    const family = to.family === 6 ? 6 : 4;
     const key = `${to.host}:${to.port} ${zone}`;
     const failed = (fields: Record<string, unknown>, msg: string): void => {
       this.stats.failed++;
@@ -95,7 +104,8 @@ export class Notifier {
         return;
       }
       this.stats.sent++;
-      sock.send(msg, to.port, to.host);
+      // the family's socket as it is now (one whose bind failed was replaced)
+      this.socket(family).send(msg, to.port, to.host);
       timer = setTimeout(send, RETRY_MS);
       timer.unref();
     };

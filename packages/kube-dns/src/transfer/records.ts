@@ -51,9 +51,13 @@ function* servicesNow(zone: Zone): Generator<ServiceEntry> {
  * answered from the records) are left out, as a query for them does not get our records.
  */
 export function* clusterZoneRecordsByService(zone: Zone, opts: ResolveOptions): Generator<Answer[]> {
-  const forwarded = opts.forwardedInZone;
-  if (!forwarded) return yield* ownRecordsByService(zone, opts);
-  for (const piece of ownRecordsByService(zone, opts)) {
+  yield* withoutForwarded(ownRecordsByService(zone, opts), opts.forwardedInZone);
+}
+
+/** The pieces less the records of names a stub domain inside the zone takes (both SOAs kept). */
+function* withoutForwarded(pieces: Generator<Answer[]>, forwarded: ((lname: string) => boolean) | undefined): Generator<Answer[]> {
+  if (!forwarded) return yield* pieces;
+  for (const piece of pieces) {
     const kept = piece.filter((a) => a.type === 'SOA' || !forwarded(a.name.toLowerCase()));
     if (kept.length) yield kept;
   }
@@ -91,6 +95,10 @@ export function clusterZoneRecords(zone: Zone, opts: ResolveOptions): Answer[] {
 
 /** As clusterZoneRecordsByService, for an external zone (the Services with an outside address). */
 export function* externalZoneRecordsByService(zone: Zone, ez: ExternalZone): Generator<Answer[]> {
+  yield* withoutForwarded(ownExternalRecordsByService(zone, ez), ez.opts.forwardedInZone);
+}
+
+function* ownExternalRecordsByService(zone: Zone, ez: ExternalZone): Generator<Answer[]> {
   const lookup: Lookup = (name, qtype) => {
     const r = resolveExternal(zone, name, name, qtype, ez);
     return r.rcode === 'NOERROR' ? r.answers : [];
