@@ -133,8 +133,14 @@ export function parseStubServer(raw: string): { ok: true; value: Nameserver } | 
   if (!isDns1123Subdomain(name.toLowerCase())) {
     return { ok: false, error: `${JSON.stringify(raw)} is neither an IP address nor a valid host name` };
   }
+  // a mistyped address (`10.0.53`, `010.001.002.003`, `0x0a000035`) is a valid host name, but the
+  // system resolver reads it as inet_aton does (a short form, octal, hex): another address, silently
+  if (INET_ATON_FORM.test(name)) return { ok: false, error: `${JSON.stringify(raw)} is not a valid IP address (write the four decimal octets: a resolver would read this form as another address)` };
   return { ok: true, value: { host: name.toLowerCase(), port, family: 0, raw } };
 }
+
+/** What inet_aton takes for an IPv4 address: 1 to 4 parts, each decimal, octal (0...) or hex (0x...). */
+const INET_ATON_FORM = /^(0x[0-9a-f]*|[0-9]+)(\.(0x[0-9a-f]*|[0-9]+)){0,3}$/i;
 
 export function parseStubDomains(text: string): Multi<Map<string, Nameserver[]>> {
   const j = parseJson(text);

@@ -66,6 +66,15 @@ test('invalid stub domains from the original tests are rejected, naming the key 
   assert.match(rejected({ stubDomains: '{"foo.com": ["ns.foo.com:abc"]}' }), /port "abc" is not a number in "ns.foo.com:abc"/);
 });
 
+test('a stub server that is a mistyped IPv4 address is refused, not resolved to another address by the system resolver', () => {
+  // getaddrinfo reads these as inet_aton does: 10.0.53 is 10.0.0.53, 010.001.002.003 is 8.1.2.3
+  for (const bad of ['10.0.53', '010.001.002.003', '192.168.0x10.1', '0x0a000035', '10.0.53:5353']) {
+    assert.match(rejected({ stubDomains: JSON.stringify({ 'corp.example': [bad] }) }), /is not a valid IP address/, bad);
+  }
+  // names with digits in them are still names
+  for (const good of ['ns1.corp.example', '1.ns.example', 'dns-10.internal']) assert.equal(accepted({ stubDomains: JSON.stringify({ 'corp.example': [good] }) }).stubDomains.size, 1, good);
+});
+
 test('two spellings of one stub domain are rejected: neither list of servers may silently replace the other', () => {
   assert.match(rejected({ stubDomains: '{"Acme.local": ["1.1.1.1"], "acme.local": ["2.2.2.2"]}' }), /^stubDomains: domains "Acme\.local" and "acme\.local" are the same domain: list its servers under one key$/);
   assert.match(rejected({ stubDomains: '{"acme.local": ["1.1.1.1"], "acme.local.": ["2.2.2.2"]}' }), /domains "acme\.local" and "acme\.local\." are the same domain/);

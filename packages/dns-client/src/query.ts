@@ -39,6 +39,21 @@ export interface QueryResult {
  */
 const randomId = (): number => Math.floor(Math.random() * 65536);
 
+/**
+ * What makes `name` unsendable, if anything: an empty label (`a..b`, two trailing dots) or one over
+ * 63 octets. dns-packet writes such a name without a word: a malformed question, which a server
+ * answers FORMERR or not at all. The root (`` or `.`) and one trailing dot are fine.
+ */
+export function nameProblem(name: string): string | undefined {
+  if (name === '' || name === '.') return undefined;
+  const labels = (name.endsWith('.') ? name.slice(0, -1) : name).split('.');
+  if (labels.some((l) => l === '')) return `${JSON.stringify(name)} has an empty label`;
+  const long = labels.find((l) => Buffer.byteLength(l) > 63);
+  if (long !== undefined) return `${JSON.stringify(name)} has a label of ${Buffer.byteLength(long)} octets (at most 63)`;
+  if (Buffer.byteLength(name) > 254) return `${JSON.stringify(name)} is longer than 253 octets`;
+  return undefined;
+}
+
 export function buildQuery(opts: QueryOptions): Buffer {
   const packet: dnsPacket.Packet = {
     type: 'query',

@@ -3,6 +3,7 @@
 // operators searching for a message find the same one.
 import { isIP } from 'node:net';
 import { parsePort, splitHostPort } from '@kube-dns/config';
+import { nameProblem } from '@kube-dns/dns-client';
 
 export const PROBE_TYPES = ['ANY', 'A', 'AAAA', 'SRV'] as const;
 export type ProbeType = (typeof PROBE_TYPES)[number];
@@ -37,6 +38,10 @@ export function parseProbeSpec(value: string): ProbeSpecResult {
   if (!server.ok) return server;
 
   const name = nameField.endsWith('.') ? nameField : `${nameField}.`;
+  // a typo such as two trailing dots would go out as a malformed question, and the probe would
+  // report the server as failing rather than the flag as wrong
+  const bad = nameProblem(name);
+  if (bad) return { ok: false, error: `dns name of probe ${label}: ${bad}` };
 
   let intervalS = DEFAULT_INTERVAL_S;
   if (intervalField !== undefined) {

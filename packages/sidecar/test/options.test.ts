@@ -53,6 +53,10 @@ test('probe specs the original rejects, with its messages (as in the kubernetes/
     [`dnsmasq,[::1]:53,${NAME},0,SRV`, /at least 1 second/],
     [`dnsmasq,127.0.0.1:99999,${NAME}`, /out of range/],
     [`dnsmasq,127.0.0.1:x,${NAME}`, /not a number/],
+    // a name dns-packet would send as a malformed question (the probe then blamed the server)
+    [`dnsmasq,127.0.0.1,kubernetes.default.svc.cluster.local..`, /empty label/],
+    [`dnsmasq,127.0.0.1,a..cluster.local`, /empty label/],
+    [`dnsmasq,127.0.0.1,${'x'.repeat(64)}.cluster.local`, /label of 64 octets/],
   ];
   for (const [text, want] of cases) {
     const r = parseProbeSpec(text);
