@@ -6,6 +6,7 @@ import { spawn } from 'node:child_process';
 import { createSocket } from 'node:dgram';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
+import * as dnsPacket from 'dns-packet';
 import { buildQuery, exchange, query } from '@kube-dns/dns-client';
 import { clusterIPService, freePort, startFakeApiServer, startTestDnsServer, type FakeApiServer } from '@kube-dns/testkit';
 
@@ -114,6 +115,28 @@ test('the rcode logged is the one answered: a zone transfer\'s (framed: its head
   await exchange(kd.server, v1, 'udp', 5000);
   assert.ok(await waitFor(() => kd.lines().length >= 4), kd.stderr());
   assert.deepEqual(kd.lines().map((l) => [l.type, l.rcode]), [['AXFR', 'NOERROR'], ['AXFR', 'NOERROR'], ['AXFR', 'NOERROR'], ['A', 'BADVERS']]);
+});
+
+test('an upstream\'s extended rcode relayed (BADCOOKIE, 23: its upper bits in the OPT record) is logged as such, not as RCODE7', async (t) => {
+  const upstream = createSocket('udp4');
+  upstream.on('message', (m, from) => {
+    const d = dnsPacket.decode(m);
+    const r = dnsPacket.encode({ type: 'response', id: d.id, flags: dnsPacket.RECURSION_DESIRED | dnsPacket.RECURSION_AVAILABLE, questions: d.questions, additionals: [{ type: 'OPT', name: '.', udpPayloadSize: 1232, extendedRcode: 1, flags: 0 } as dnsPacket.Answer] });
+    r[3] = (r[3]! & 0xf0) | 7; // 23 = 1 << 4 | 7
+    upstream.send(r, from.port, from.address);
+  });
+  await new Promise<void>((r) => upstream.bind(0, '127.0.0.1', () => r()));
+  const api = await cluster();
+  const kd = await serve(api, ['--log-queries=1', `--nameservers=127.0.0.1:${upstream.address().port}`]);
+  t.after(async () => {
+    await kd.stop();
+    await api.close();
+    upstream.close();
+  });
+  const reply = await exchange(kd.server, buildQuery({ name: 'www.example.org', type: 'A', ednsUdpSize: 1232 }), 'udp', 5000);
+  assert.equal(reply[3]! & 0xf, 7, 'relayed as the upstream sent it');
+  assert.ok(await waitFor(() => kd.lines().length >= 1), kd.stderr());
+  assert.equal(kd.lines()[0]!.rcode, 'BADCOOKIE');
 });
 
 test("a name's bytes as dig shows them: non-ASCII and control octets as \\DDD, quotes and newlines never break or forge the line", async (t) => {

@@ -38,7 +38,10 @@ function presentationName(name: string): string {
  * blocking the event loop. Node leaves fd 1 non-blocking once anything touched `process.stdout`
  * (a pipe's file description is shared, so the flag is ours too), and a full pipe is then EAGAIN
  * from write(2). fs.WriteStream takes that for an error; here it is a wait: the chunk is tried
- * again after a pause that grows to 100 ms, while record() drops new lines past the bound.
+ * again after a pause that grows to 100 ms, while record() drops new lines past the bound. When
+ * nothing touched it (kube-dns itself does not), fd 1 stays as the container runtime made it,
+ * blocking: a write to a full pipe then waits in its thread-pool thread (one write at a time, so
+ * one of libuv's four threads), and the bound does the same.
  */
 export class StdoutSink extends Writable {
   constructor(private readonly fd = 1) {

@@ -126,10 +126,21 @@ function replyTruncated(q: ParsedQuery, reply: Buffer): boolean {
   return reply.length > flags && (reply[flags]! & 0x02) !== 0;
 }
 
-/** replyRcode, and BADVERS for an EDNS version over 0, which answer() gives every such query (the query log). */
+/**
+ * replyRcode, and BADVERS for an EDNS version over 0, which answer() gives every such query, and
+ * the extended rcode of a reply relayed from upstream (BADCOOKIE, 23: its upper bits ride in the
+ * OPT record). For the query log only: it decodes the reply, which a sampled line can afford.
+ */
 export function answeredRcode(q: ParsedQuery, reply: Buffer): number {
   const rc = replyRcode(q, reply);
-  return rc === RCODE.NOERROR && q.edns !== undefined && q.edns.version > 0 ? RCODE.BADVERS : rc;
+  if (rc === RCODE.NOERROR && q.edns !== undefined && q.edns.version > 0) return RCODE.BADVERS;
+  if (reply.length < 12 || reply.readUInt16BE(10) === 0 || (isTransfer(q.qtype) && isFramed(reply))) return rc;
+  try {
+    const opt = dnsPacket.decode(reply).additionals?.find((a) => a.type === 'OPT') as { extendedRcode?: number } | undefined;
+    return ((opt?.extendedRcode ?? 0) << 4) | rc;
+  } catch {
+    return rc;
+  }
 }
 
 export interface QueryLogSink {

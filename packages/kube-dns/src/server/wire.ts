@@ -26,7 +26,9 @@ export const enum Flag {
 
 export const RCODE = { NOERROR: 0, FORMERR: 1, SERVFAIL: 2, NXDOMAIN: 3, NOTIMP: 4, REFUSED: 5, BADVERS: 16 } as const;
 
-const RCODE_NAMES: Record<number, string> = Object.fromEntries(Object.entries(RCODE).map(([k, v]) => [v, k]));
+/** The rcodes past 15 an upstream may answer (RFC 6891, 8945, 7873), for their names only. */
+const EXTENDED_RCODES = { BADKEY: 17, BADTIME: 18, BADMODE: 19, BADNAME: 20, BADALG: 21, BADTRUNC: 22, BADCOOKIE: 23 };
+const RCODE_NAMES: Record<number, string> = Object.fromEntries(Object.entries({ ...RCODE, ...EXTENDED_RCODES }).map(([k, v]) => [v, k]));
 /** 'NOERROR', ..., 'BADVERS' (16: 4 bits in the header, the rest in the OPT record), or 'RCODE<n>'. */
 export const rcodeName = (n: number): string => RCODE_NAMES[n] ?? `RCODE${n}`;
 export const TYPE_OPT = 41;
