@@ -25,13 +25,15 @@ const fmt = (s: Server) => (isIP(s.host) === 6 ? `[${s.host}]:${s.port}` : `${s.
 /**
  * Sends `message` (a complete DNS message) and resolves with the first reply whose ID matches.
  * UDP replies from another address or with another ID are ignored, as a resolver must.
+ * `signal` gives up before the timeout (the socket closed, the exchange rejected with its reason).
  */
-export function exchange(server: Server, message: Buffer, transport: Transport, timeoutMs: number): Promise<Buffer> {
-  return transport === 'udp' ? exchangeUdp(server, message, timeoutMs) : exchangeTcp(server, message, timeoutMs);
+export function exchange(server: Server, message: Buffer, transport: Transport, timeoutMs: number, signal?: AbortSignal): Promise<Buffer> {
+  if (signal?.aborted) return Promise.reject(signal.reason as Error);
+  return transport === 'udp' ? exchangeUdp(server, message, timeoutMs, signal) : exchangeTcp(server, message, timeoutMs, signal);
 }
 
-function exchangeUdp(server: Server, message: Buffer, timeoutMs: number): Promise<Buffer> {
-  if (isIP(server.host) === 0) return exchangeUdpByName(server, message, timeoutMs);
+function exchangeUdp(server: Server, message: Buffer, timeoutMs: number, signal?: AbortSignal): Promise<Buffer> {
+  if (isIP(server.host) === 0) return exchangeUdpByName(server, message, timeoutMs, signal);
   return new Promise((resolve, reject) => {
     const family = isIP(server.host) === 6 ? 'udp6' : 'udp4';
     const sock = createSocket(family);
@@ -46,6 +48,7 @@ function exchangeUdp(server: Server, message: Buffer, timeoutMs: number): Promis
       else resolve(reply!);
     };
     const timer = setTimeout(() => finish(new DnsTimeoutError(server, 'udp', timeoutMs)), timeoutMs);
+    onAbort(signal, finish);
     sock.on('error', (e) => {
       // Node says "recvmsg ECONNREFUSED" without the peer; say which server refused, as TCP's message does.
       if (!e.message.includes(fmt(server))) e.message = `${e.message} ${fmt(server)}`;
@@ -66,6 +69,11 @@ function exchangeUdp(server: Server, message: Buffer, timeoutMs: number): Promis
   });
 }
 
+/** Ends an exchange with the signal's reason when it is aborted (its socket closed by `finish`). */
+function onAbort(signal: AbortSignal | undefined, finish: (err: Error) => void): void {
+  signal?.addEventListener('abort', () => finish(signal.reason as Error), { once: true });
+}
+
 /** Lookups under way, by name: node cannot cancel one, so an exchange that timed out leaves it running. */
 const lookups = new Map<string, Promise<string>>();
 
@@ -77,7 +85,7 @@ const lookups = new Map<string, Promise<string>>();
  * every exchange for that name shares the one lookup under way: a new one per probe would queue
  * behind it in libuv's four threads, one more every probe interval.
  */
-async function exchangeUdpByName(server: Server, message: Buffer, timeoutMs: number): Promise<Buffer> {
+async function exchangeUdpByName(server: Server, message: Buffer, timeoutMs: number, signal?: AbortSignal): Promise<Buffer> {
   const started = Date.now();
   let looking = lookups.get(server.host);
   if (!looking) {
@@ -104,10 +112,11 @@ async function exchangeUdpByName(server: Server, message: Buffer, timeoutMs: num
       throw e;
     })
     .finally(() => clearTimeout(timer));
-  return exchangeUdp({ host: address, port: server.port }, message, Math.max(1, timeoutMs - (Date.now() - started)));
+  if (signal?.aborted) throw signal.reason as Error;
+  return exchangeUdp({ host: address, port: server.port }, message, Math.max(1, timeoutMs - (Date.now() - started)), signal);
 }
 
-function exchangeTcp(server: Server, message: Buffer, timeoutMs: number): Promise<Buffer> {
+function exchangeTcp(server: Server, message: Buffer, timeoutMs: number, signal?: AbortSignal): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const sock = connect({ host: server.host, port: server.port });
     let buf = Buffer.alloc(0);
@@ -121,6 +130,7 @@ function exchangeTcp(server: Server, message: Buffer, timeoutMs: number): Promis
       else resolve(reply!);
     };
     const timer = setTimeout(() => finish(new DnsTimeoutError(server, 'tcp', timeoutMs)), timeoutMs);
+    onAbort(signal, finish);
     sock.on('error', (e) => finish(e));
     sock.on('connect', () => {
       const len = Buffer.alloc(2);

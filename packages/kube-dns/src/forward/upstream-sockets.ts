@@ -91,10 +91,21 @@ export class UpstreamSockets {
     return this.live.size;
   }
 
-  /** Sends `message` (its ID replaced) and resolves with the reply, as dns-client's exchange does over UDP. */
-  exchange(server: Server, message: Buffer, timeoutMs: number): Promise<Buffer> {
+  /** Exchanges waiting for a reply, on every socket. */
+  get waiting(): number {
+    let n = 0;
+    for (const slot of this.live) n += slot.pending.size;
+    return n;
+  }
+
+  /**
+   * Sends `message` (its ID replaced) and resolves with the reply, as dns-client's exchange does
+   * over UDP. `signal` gives up waiting (the forward is over): the exchange rejects with its reason.
+   */
+  exchange(server: Server, message: Buffer, timeoutMs: number, signal?: AbortSignal): Promise<Buffer> {
     const question = questionOf(message);
     if (!question) return Promise.reject(new Error('not a query with a question'));
+    if (signal?.aborted) return Promise.reject(signal.reason as Error);
     const slot = this.slotFor(server);
     slot.uses++;
     slot.lastUsed = performance.now();
@@ -108,23 +119,26 @@ export class UpstreamSockets {
         this.release(slot);
         reject(new DnsTimeoutError(server, 'udp', timeoutMs));
       }, timeoutMs);
-      slot.pending.set(id, { resolve, reject, timer, question });
+      const mine: Pending = { resolve, reject, timer, question };
+      slot.pending.set(id, mine);
+      // this exchange's own entry: once it is settled its ID may carry another's
       const fail = (err: Error) => {
         const p = slot.pending.get(id);
-        if (!p) return;
+        if (p !== mine) return;
         slot.pending.delete(id);
         clearTimeout(p.timer);
         this.release(slot);
         reject(err);
       };
       const send = () => {
-        if (!slot.pending.has(id)) return; // failed or timed out while the socket was connecting
+        if (slot.pending.get(id) !== mine) return; // failed or timed out while the socket was connecting
         try {
           slot.sock.send(out, (err) => err && fail(err));
         } catch (e) {
           fail(e as Error);
         }
       };
+      signal?.addEventListener('abort', () => fail(signal.reason as Error), { once: true });
       if (slot.queue) slot.queue.push(send);
       else send();
       // replaced after its share of queries: the next one gets a new random port
