@@ -54,6 +54,11 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /** One read of the directory, the original's rules: hidden names and sub-directories skipped. */
 export async function readConfigDir(dir: string): Promise<DirSnapshot> {
+  return (await readDir(dir)).snap;
+}
+
+/** readConfigDir, and which directory it read: its device and inode (a directory replaced by another has new ones). */
+async function readDir(dir: string): Promise<{ snap: DirSnapshot; ident: string }> {
   const st = await stat(dir);
   if (!st.isDirectory()) throw new Error(`${dir} is not a directory`);
   const names = (await readdir(dir)).filter((n) => !n.startsWith('.')).sort();
@@ -78,7 +83,7 @@ export async function readConfigDir(dir: string): Promise<DirSnapshot> {
     data[name] = text;
     hash.update(name).update('\0').update(text).update('\0');
   }
-  return { data, version: names.length && Object.keys(data).length ? hash.hex() : '' };
+  return { snap: { data, version: names.length && Object.keys(data).length ? hash.hex() : '' }, ident: `${st.dev}:${st.ino}` };
 }
 
 export interface ConfigSourceEvents {
@@ -115,6 +120,8 @@ export class ConfigDirSource extends EventEmitter<ConfigSourceEvents> {
   private stopped = false;
   /** The directory was found missing: file events on it are dead until it is watched anew. */
   private dirGone = false;
+  /** The device and inode of the directory last read: another means it was replaced, and its watch is dead. */
+  private dirIdent: string | undefined;
   private unblockStart: (() => void) | undefined;
   reloads = 0;
   rejects = 0;
@@ -164,7 +171,8 @@ export class ConfigDirSource extends EventEmitter<ConfigSourceEvents> {
   }
 
   /**
-   * A directory removed and created again (or created after start) is a new inode: the watch
+   * A directory removed and created again (or created after start), or another moved into its
+   * place (found by the poll: its inode differs), is a new inode: the watch
    * of the old one reports nothing, and every edit would wait for the poll. Watch it anew, and
    * read it again once that watch has listed it: a file written between our read and its
    * listing is one it takes for already there, and reports no change of.
@@ -207,8 +215,9 @@ export class ConfigDirSource extends EventEmitter<ConfigSourceEvents> {
     if (this.stopped && !initial) return;
     const { dir, log } = this.opts;
     let snap: DirSnapshot;
+    let ident: string;
     try {
-      snap = await readConfigDir(dir);
+      ({ snap, ident } = await readDir(dir));
     } catch (e) {
       const err = e as NodeJS.ErrnoException;
       if (err.code === 'ENOENT') this.dirGone = true;
@@ -227,7 +236,9 @@ export class ConfigDirSource extends EventEmitter<ConfigSourceEvents> {
       }
       return;
     }
-    if (this.dirGone) this.rewatch();
+    // (the first read comes before any watch: nothing to compare with yet)
+    if (this.dirGone || (this.dirIdent !== undefined && ident !== this.dirIdent)) this.rewatch();
+    this.dirIdent = ident;
     if (snap.version === this.lastSeenVersion) return;
     this.lastSeenVersion = snap.version;
     const result = parseConfig(snap.data, snap.version);

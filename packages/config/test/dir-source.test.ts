@@ -4,7 +4,7 @@ import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type ConfigDirSourceOptions, type KubeDnsConfig, ConfigDirSource, createLogger, readConfigDir, silentLogger } from '../src/index.js';
@@ -333,4 +333,26 @@ test('stop() leaves nothing running: a process that starts and stops a source ex
   assert.equal(signal, null, 'the process had to be killed: stop() left a handle open');
   assert.equal(code, 0);
   assert.equal(out.trim(), '8.8.8.8');
+});
+
+test('a directory replaced by another in its place (moved over) is watched anew once a read finds it', async (t) => {
+  // `mv conf conf.old && mv conf.new conf`: the directory is never missing, so nothing said its
+  // watch was dead (the old directory's, which hears nothing of the new one), and every later
+  // edit waited for the poll
+  const parent = await tempDir(t);
+  const dir = join(parent, 'conf');
+  await mkdir(dir);
+  await writeFile(join(dir, 'upstreamNameservers'), '["8.8.8.8"]');
+  const { source } = await startSource(t, { dir, periodMs: 60_000 });
+  await mkdir(join(parent, 'conf.new'));
+  await writeFile(join(parent, 'conf.new', 'upstreamNameservers'), '["9.9.9.9"]');
+  await rename(dir, join(parent, 'conf.old'));
+  await rename(join(parent, 'conf.new'), dir);
+  await source.reload(); // the poll finds the new directory
+  assert.deepEqual(upstreams(source.config), ['9.9.9.9']);
+  await new Promise((r) => setTimeout(r, 500)); // the new watch's first scan
+  // the poll is a minute away: only a watch of the new directory can deliver this
+  const applied = nextEvent<KubeDnsConfig>(source, 'config', (c) => upstreams(c).includes('7.7.7.7'), 5_000);
+  await writeFile(join(dir, 'upstreamNameservers'), '["7.7.7.7"]');
+  await applied;
 });
