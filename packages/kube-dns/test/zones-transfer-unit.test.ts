@@ -18,6 +18,8 @@ import { ZoneTransfer } from '../src/transfer/transfer.js';
 import { isFramed } from '../src/transfer/messages.js';
 import { parseQuery } from '../src/server/wire.js';
 import { Zone } from '../src/records/zone.js';
+import { serviceFromKube, sliceFromKube } from '../src/records/from-kube.js';
+import { TransferEncoder } from '../src/transfer/messages.js';
 import type { ResolveOptions } from '../src/resolve/types.js';
 import { parseOptions } from '../src/options.js';
 import { clusterIP, ep, externalName, headless, lines, port, slice } from './resolve-fixtures.js';
@@ -391,4 +393,31 @@ test('transfers turned off (or the asker no longer allowed) while a transfer is 
   const asked = ask(off, '127.0.0.1');
   off.setAcl(undefined); // transferTo: "" in the ConfigMap
   assert.equal(await rcode(asked), 5, 'transfers off: REFUSED');
+});
+
+test("an EndpointSlice port named with 63 characters (a valid slice port name) gets no SRV name, and the transfer stays readable", () => {
+  // `_<63 characters>` is a 64-octet label: it broke every message of the zone's transfer
+  const zone = new Zone();
+  zone.setService(serviceFromKube({ metadata: { namespace: 'ns', name: 'db' }, spec: { clusterIP: 'None', ports: [{ name: 'pg', port: 5432 }] } })!);
+  const long = 'p'.repeat(63);
+  zone.setSlice(
+    sliceFromKube({
+      metadata: { namespace: 'ns', name: 'db-manual', labels: { 'kubernetes.io/service-name': 'db' } },
+      addressType: 'IPv4',
+      ports: [
+        { name: long, port: 5432, protocol: 'TCP' },
+        { name: 'p'.repeat(62), port: 9187, protocol: 'TCP' },
+      ],
+      endpoints: [{ addresses: ['10.0.0.1'], conditions: { ready: true } }],
+    })!,
+  );
+  const opts: ResolveOptions = { zone: 'cluster.local', ttl: 30, pods: 'disabled', serial: 7 };
+  const recs = clusterZoneRecords(zone, opts);
+  const enc = new TransferEncoder(1, 'cluster.local');
+  enc.add(recs);
+  const framed = enc.finish();
+  const names = dnsPacket.decode(framed.subarray(2, 2 + framed.readUInt16BE(0))).answers!.map((a) => `${a.name} ${a.type}`);
+  assert.ok(names.includes(`_${'p'.repeat(62)}._tcp.db.ns.svc.cluster.local SRV`), 'a 62-character name still has its SRV name');
+  assert.ok(!names.some((n) => n.startsWith(`_${long}.`)));
+  assert.ok(names.includes('db.ns.svc.cluster.local A'));
 });

@@ -18,11 +18,20 @@ const sharedPortLists = new Map<string, readonly PortInfo[]>();
 const MAX_SHARED_PORT_LISTS = 10_000;
 const NO_PORTS: readonly PortInfo[] = Object.freeze([]);
 
+/**
+ * A port's name as its SRV label `_<name>` can carry it: an EndpointSlice's port name may be any
+ * DNS-1123 label, up to 63 characters, one more than `_<name>` holds (a Service's is at most 15).
+ * Such a port is kept unnamed (no SRV): a 64-octet label breaks every message that holds it, the
+ * zone transfer's first (its length octet reads as a compression pointer).
+ */
+const srvName = (name: string | undefined): string => (name && name.length <= MAX_SRV_PORT_NAME ? name.toLowerCase() : '');
+const MAX_SRV_PORT_NAME = 62;
+
 function ports(list: { name?: string; port?: number; protocol?: string }[] | undefined): PortInfo[] {
   if (!list || list.length === 0) return NO_PORTS as PortInfo[];
   const out = list
     .filter((p) => typeof p.port === 'number')
-    .map((p) => ({ name: (p.name ?? '').toLowerCase(), port: p.port!, protocol: (p.protocol ?? 'TCP').toUpperCase() as Protocol }));
+    .map((p) => ({ name: srvName(p.name), port: p.port!, protocol: (p.protocol ?? 'TCP').toUpperCase() as Protocol }));
   const key = out.map((p) => [p.name, p.port, p.protocol].join('/')).join(',');
   const shared = sharedPortLists.get(key);
   if (shared) return shared as PortInfo[];
