@@ -249,7 +249,7 @@ test('the response cache keys by size class: one entry serves every EDNS size it
   }
 });
 
-test('ANY is REFUSED; a non-IN class is REFUSED; an unknown opcode is NOTIMP; EDNS version 1 is BADVERS', async (t) => {
+test('ANY is REFUSED; a non-IN class is REFUSED; an unknown opcode is NOTIMP; a meta-type is FORMERR or NOTIMP; EDNS version 1 is BADVERS', async (t) => {
   const s = await startServer();
   t.after(s.stop);
   const any = await query(s.server, { name: 'small.default.svc.cluster.local', type: 'ANY' as dnsPacket.RecordType });
@@ -277,6 +277,18 @@ test('ANY is REFUSED; a non-IN class is REFUSED; an unknown opcode is NOTIMP; ED
   assert.equal(wopt?.extendedRcode, 1);
   assert.equal(wopt?.ednsVersion, 0, 'we answer with the version we speak');
   assert.equal(wopt?.udpPayloadSize, 1232);
+  // a meta-type as the question: no such record exists to be asked for (BIND answers the same),
+  // and never an authoritative empty answer kept in the cache
+  for (const [qtype, rcode] of [[41, 'FORMERR'], [249, 'FORMERR'], [250, 'FORMERR'], [253, 'NOTIMP'], [254, 'NOTIMP']] as const) {
+    for (const name of ['small.default.svc.cluster.local', 'default.svc.cluster.local', 'www.example.org']) {
+      const m = buildQuery({ name, type: 'A' });
+      m.writeUInt16BE(qtype, m.length - 4);
+      const reply = dnsPacket.decode(await exchange(s.server, m, 'udp', 2000)) as dnsPacket.DecodedPacket & { rcode: string };
+      assert.equal(reply.rcode, rcode, `${name} type ${qtype}`);
+      assert.equal(reply.answers?.length ?? 0, 0);
+    }
+  }
+  assert.equal(s.handler.cache.size, 0, 'none of them cached');
   // a BADVERS reply is never cached as the answer to a version-0 query
   const v0 = await query(s.server, { name: 'small.default.svc.cluster.local', type: 'A', ednsUdpSize: 1232 });
   assert.equal(v0.packet.rcode, 'NOERROR');

@@ -107,6 +107,13 @@ function questionIsArpa(query: Buffer, q: ParsedQuery): boolean {
   );
 }
 
+/** The rcode for a meta-type in the question: FORMERR for OPT (41), TKEY (249) and TSIG (250), NOTIMP for MAILB (253) and MAILA (254). */
+function metaTypeRcode(qtype: number): number | undefined {
+  if (qtype === 41 || qtype === 249 || qtype === 250) return RCODE.FORMERR;
+  if (qtype === 253 || qtype === 254) return RCODE.NOTIMP;
+  return undefined;
+}
+
 /** AXFR (252) and IXFR (251): zone transfers, never answered by the resolver. */
 const isTransfer = (qtype: number): boolean => qtype === 252 || qtype === 251;
 
@@ -219,6 +226,10 @@ export class DnsHandler {
     if (hit) return this.done(q, rotateAnswers(hit, turnKey(q)), transport, started, questionIsArpa(query, q) ? 'reverse' : 'auth', true);
 
     if (q.qclass !== CLASS_IN) return this.done(q, encodeRcode(query, q, RCODE.REFUSED), transport, started, 'auth', false);
+    // a meta-type asked as a question (after the cache: never in it), as BIND answers it: no
+    // record of it exists to be asked for (RFC 6891 6.1.1, 8945 5.2; 1035's MAILA and MAILB)
+    const meta = metaTypeRcode(q.qtype);
+    if (meta !== undefined) return this.done(q, encodeRcode(query, q, meta), transport, started, 'auth', false);
     const absent = this.absent;
     if (absent && absent.isAbsent(query, q.nameOffset) && this.opts.isSynced()) {
       // a search-path expansion, most of a cluster's traffic: no string, no lookup, no Resolution
