@@ -204,3 +204,82 @@ test('a watch the server closes cleanly after a second or more is resumed at onc
   api.upsert('services', clusterIPService('ns', 'c', ['10.0.0.3']));
   await waitUntil(() => applied.includes('upsert c 10.0.0.3'), 'a change right after');
 });
+
+/** Five Services listed two a page, synced and watching, through `list` (default: the real client). */
+async function pagedReflector(t: import('node:test').TestContext, wrap: (real: ListFn<V1Service>) => ListFn<V1Service>) {
+  const api = await startFakeApiServer();
+  t.after(() => api.close());
+  for (let i = 0; i < 5; i++) api.upsert('services', clusterIPService('ns', `s${i}`, [`10.0.0.${i}`]));
+  const { clock, sleeps } = fakeClock();
+  const { r, applied } = serviceReflector(api, clock, wrap(listFunction(api.kubeConfig(), 'services') as ListFn<V1Service>));
+  t.after(() => r.stop());
+  r.start();
+  await waitUntil(() => r.synced, 'synced');
+  await api.waitForWatches('services');
+  /** A change while the watch is down, and a relist forced (the watch resumes from a compacted version: 410). */
+  const relistAfterDeleting = (name: string) => {
+    api.faults.dropWatches({ resource: 'services' });
+    api.remove('services', 'ns', name);
+    api.faults.compactHistory();
+  };
+  return { api, sleeps, r, applied, relistAfterDeleting };
+}
+const pageKind = (q: { query: Record<string, string> }) => (q.query['continue'] ? 'next' : Number(q.query['limit'] ?? 0) > 0 ? 'first' : 'all');
+
+test('a relist whose continue token the server will not take again starts over from the first page, rather than retrying that token for ever', async (t) => {
+  // client-go's pager gives up on a failed page and its reflector lists anew; retrying one
+  // token the server refuses (400) kept the resource without a watch, its changes unseen, for ever
+  let relisting = false;
+  let refused: string | undefined;
+  const { r, applied, relistAfterDeleting } = await pagedReflector(t, (real) => async (req) => {
+    if (relisting && req.continueToken !== undefined && (refused === undefined || refused === req.continueToken)) {
+      refused = req.continueToken;
+      throw Object.assign(new Error('HTTP 400: continue key is not valid'), { code: 400 });
+    }
+    return real(req);
+  });
+  relisting = true;
+  relistAfterDeleting('s4');
+  await waitUntil(() => applied.includes('delete ns/s4'), 'the deletion, by a relist that got past the refused token', 5000);
+  assert.equal(r.stats().objects, 4);
+});
+
+test('a list in one request (after an expired continue token) that fails is followed by a paged one, not by the same for ever', async (t) => {
+  // a resource too big to list in one request within the timeout never synced again
+  let relisting = false;
+  let expired = false;
+  let unpagedTries = 0;
+  const { api, r, applied, relistAfterDeleting } = await pagedReflector(t, (real) => async (req) => {
+    if (relisting && req.limit === 0) {
+      unpagedTries++;
+      throw Object.assign(new Error('HTTP 504: Timeout'), { code: 504 });
+    }
+    if (relisting && req.continueToken !== undefined && !expired) {
+      expired = true;
+      api.faults.expireContinueTokens();
+    }
+    return real(req);
+  });
+  api.requests.length = 0;
+  relisting = true;
+  relistAfterDeleting('s1');
+  await waitUntil(() => applied.includes('delete ns/s1'), 'the deletion, by a paged relist', 5000);
+  const lists = api.requests.filter((q) => !q.watch).map((q) => `${pageKind(q)} ${q.status}`);
+  // paged until the token expired; one list in one request (as client-go makes), failed; then
+  // paged again from the first page (four Services left, two a page)
+  assert.deepEqual(lists, ['first 200', 'next 410', 'first 200', 'next 200']);
+  assert.equal(unpagedTries, 1);
+  assert.equal(r.stats().objects, 4);
+});
+
+test('a list answered 200 with a body that is no list (a Status, from a proxy) fails and is retried: nothing is deleted', async (t) => {
+  const { api, r, applied, relistAfterDeleting } = await pagedReflector(t, (real) => real);
+  api.faults.failRequests(1, 200, { watch: false });
+  const before = r.stats().errors;
+  relistAfterDeleting('s2');
+  await waitUntil(() => applied.includes('delete ns/s2'), 'the relist after the bad answer', 5000);
+  assert.deepEqual(applied.filter((a) => a.startsWith('delete')), ['delete ns/s2'], 'only the Service really deleted');
+  assert.equal(r.stats().objects, 4);
+  assert.ok(r.stats().errors > before, 'counted as an error');
+  assert.match(r.stats().lastError ?? '', /no items/);
+});

@@ -303,7 +303,7 @@ export class Reflector<T extends ObjectWithMeta> extends EventEmitter {
     }
   }
 
-  /** A full paged list; false when stopped. Failing pages are retried (with backoff) forever. */
+  /** A full paged list; false when stopped. A failed list is made again (with backoff) from its first page, forever. */
   private async listAll(): Promise<boolean> {
     const limit = this.o.pageSize ?? 500;
     const yieldEvery = this.o.yieldEvery ?? 200;
@@ -336,13 +336,21 @@ export class Reflector<T extends ObjectWithMeta> extends EventEmitter {
         const delay = this.retryDelay(e);
         this.o.log.warn(
           { resource: this.o.resource, err: describeError(e), page: unpaged ? 'all' : token === undefined ? 'first' : 'next', retryInMs: delay },
-          'list failed; retrying',
+          'list failed; listing again from the first page',
         );
+        // As client-go (its pager gives up on any error but an expired token, and the reflector
+        // lists anew): from the first page, paged. The same continue token again would be tried
+        // for ever if the server no longer takes it (no watch open all that time), and a list
+        // in one request that failed (too big for one answer) would be tried unpaged for ever.
+        token = undefined;
+        listRv = undefined;
+        seen = new KnownObjects();
+        unpaged = false;
         await this.clock.sleep(delay, this.stopper.signal);
         continue;
       }
       listRv ??= page.metadata?.resourceVersion ?? '';
-      for (const obj of page.items ?? []) {
+      for (const obj of page.items) {
         const name = obj?.metadata?.name;
         if (!name) continue;
         const namespace = obj.metadata?.namespace ?? '';
@@ -394,7 +402,11 @@ export class Reflector<T extends ObjectWithMeta> extends EventEmitter {
     const timeoutMs = this.o.listTimeoutMs ?? 60_000;
     const timer = setTimeout(() => ctl.abort(new Error(`list timed out after ${timeoutMs} ms`)), timeoutMs);
     try {
-      return await this.o.list({ limit, ...(continueToken !== undefined && { continueToken }), signal: ctl.signal });
+      const page = await this.o.list({ limit, ...(continueToken !== undefined && { continueToken }), signal: ctl.signal });
+      // a 200 whose body is no list (a Status, `{}` from a proxy) is a failed list: taken as an
+      // empty one, every object of the resource would be deleted from DNS (client-go fails it too)
+      if (!Array.isArray(page?.items)) throw new Error(`the list response has no items (kind ${JSON.stringify((page as { kind?: unknown } | undefined)?.kind ?? null)})`);
+      return page;
     } catch (e) {
       // An abort surfaces as a bare AbortError; report why it was aborted instead.
       if (ctl.signal.aborted && ctl.signal.reason instanceof Error && !this.stopped) throw ctl.signal.reason;
