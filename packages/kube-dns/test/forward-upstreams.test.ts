@@ -361,3 +361,48 @@ test('a late reply changes nothing once another server answered, and leaves noth
   assert.deepEqual(ips(next), ['192.0.2.10']);
   assert.ok(next.ms < 150, `the slow server now tried last (${next.ms} ms)`);
 });
+
+test("EDNS is hop by hop: the client's options do not go upstream, the upstream's (a DNS cookie, a TCP keepalive) do not come back, and the client gets an OPT record as it asked", async (t) => {
+  // an upstream's cookie relayed for outside names, when our own answers carry none, made a
+  // cookie-aware client (BIND as a forwarder, c-ares) take each cluster answer for a spoof
+  const received: { options: number[]; do: boolean; size: number | undefined }[] = [];
+  let withOpt = true;
+  const up = await upstream(t, (q) => {
+    const opt = dnsPacket.decode(q).additionals?.find((a) => a.type === 'OPT') as { options?: { code: number }[]; flags?: number; udpPayloadSize?: number } | undefined;
+    received.push({ options: (opt?.options ?? []).map((o) => o.code), do: ((opt?.flags ?? 0) & dnsPacket.DNSSEC_OK) !== 0, size: opt?.udpPayloadSize });
+    return answer(q, '192.0.2.1', (p) => {
+      // an upstream that adds its OPT whatever was asked, with a server cookie and a keepalive, and no DO
+      if (withOpt) p.additionals = [{ type: 'OPT', name: '.', udpPayloadSize: 4096, flags: 0, options: [{ code: 10, data: Buffer.alloc(24, 2) }, { code: 11, timeout: 300 }] } as unknown as dnsPacket.Answer];
+    });
+  });
+  const f = forwarder(t, [up]);
+  const zone = new Zone();
+  const handler = new DnsHandler({ zone, resolve: (n, ty, l) => resolve(zone, n, ty, OPTS, l), forwarder: f, isSynced: () => true, log: silentLogger() });
+  const opt = (p: dnsPacket.DecodedPacket) => p.additionals?.find((a) => a.type === 'OPT') as { options?: { code: number }[]; flags?: number; udpPayloadSize?: number } | undefined;
+  const ask = async (edns: boolean, transport: Transport = 'udp') => {
+    const q = dnsPacket.encode({
+      type: 'query',
+      id: 7,
+      flags: dnsPacket.RECURSION_DESIRED,
+      questions: [{ name: 'www.example.org', type: 'A', class: 'IN' }],
+      ...(edns && { additionals: [{ type: 'OPT', name: '.', udpPayloadSize: 4096, flags: dnsPacket.DNSSEC_OK, options: [{ code: 10, data: Buffer.alloc(8, 1) }] } as unknown as dnsPacket.Answer] }),
+    });
+    return dnsPacket.decode((await handler.handle(q, transport)) as Buffer);
+  };
+  for (const transport of ['udp', 'tcp'] as const) {
+    received.length = 0;
+    const r = await ask(true, transport);
+    assert.deepEqual(datas(r.answers ?? []), ['192.0.2.1']);
+    assert.deepEqual(received, [{ options: [], do: true, size: transport === 'udp' ? 1232 : 4096 }], `${transport}: upstream, the OPT with the DO bit, without the client's cookie`);
+    assert.deepEqual(opt(r)?.options ?? [], [], `${transport}: no upstream cookie or keepalive back`);
+    assert.equal(opt(r)?.udpPayloadSize, 1232, 'our UDP size, not the upstream\'s');
+    assert.ok(((opt(r)?.flags ?? 0) & dnsPacket.DNSSEC_OK) !== 0, 'the DO bit echoed, as the client set it');
+  }
+  const plain = await ask(false);
+  assert.deepEqual(datas(plain.answers ?? []), ['192.0.2.1']);
+  assert.equal(opt(plain), undefined, 'no OPT to a client that sent none');
+  withOpt = false;
+  const added = await ask(true);
+  assert.equal(opt(added)?.udpPayloadSize, 1232, 'an upstream without EDNS: ours added, as the client asked with EDNS');
+  assert.deepEqual(datas(added.answers ?? []), ['192.0.2.1']);
+});

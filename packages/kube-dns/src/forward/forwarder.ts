@@ -12,7 +12,7 @@ import { stubDomainOf } from './upstreams.js';
 import { DROP, ReplyBudget } from '../server/reply-budget.js';
 import { UpstreamSockets } from './upstream-sockets.js';
 import { questionEnd, replyProblem } from './reply-check.js';
-import { Flag, capEdnsUdpSize, errorReply } from '../server/wire.js';
+import { Flag, capEdnsUdpSize, errorReply, withoutEdnsOptions } from '../server/wire.js';
 import { OUR_UDP_SIZE } from '../server/encode.js';
 
 /** One server's counts, and whether its last exchange failed. */
@@ -394,7 +394,7 @@ export class Forwarder {
     const servers = this.inOrder(domain === undefined ? this.upstreams : this.withoutLooping(domain, await this.resolveStubServers(this.stubDomains.get(domain)!, deadline)));
     const qEnd = questionEnd(query);
     if (qEnd < 0) return undefined;
-    const out = Buffer.from(query);
+    const out = withoutEdnsOptions(query, qEnd); // a copy: the client's EDNS options stay with us (hop by hop)
     if (transport === 'udp') capEdnsUdpSize(out, qEnd, OUR_UDP_SIZE); // we relay no more over UDP anyway
     const attempt: Attempt = { query, out, qEnd, lname, transport, timeoutMs, deadline, timedOut: [], last: undefined, late: 0, lateAnswer: undefined, wake: undefined, over: new AbortController() };
     try {

@@ -2,7 +2,7 @@
 // 0x20 case and unknown qtypes survive untouched); records are encoded with dns-packet.
 import { Buffer } from 'node:buffer';
 import * as dnsPacket from 'dns-packet';
-import { Flag, RCODE, TYPE_OPT, copyBytes, put16, skipName, type ParsedQuery } from './wire.js';
+import { Flag, RCODE, TYPE_OPT, copyBytes, findOpt, put16, skipName, type ParsedQuery } from './wire.js';
 import type { Rcode } from '../resolve/types.js';
 
 type RR = dnsPacket.Answer;
@@ -208,6 +208,42 @@ export function rcodeNumber(name: Rcode): number {
     case 'NOTIMP':
       return RCODE.NOTIMP;
   }
+}
+
+const u16 = (b: Uint8Array, off: number): number => (b[off]! << 8) | b[off + 1]!;
+
+/**
+ * An upstream's reply with its OPT record made ours for this client (RFC 6891 6.1.1: an OPT
+ * record is hop by hop, never relayed): our UDP size, the client's DO bit, no options, the
+ * upstream's extended rcode kept; one added when the client sent EDNS and the upstream answered
+ * without, none when the client sent none. An upstream's DNS cookie relayed for outside names,
+ * while our own answers carry none, made a cookie-aware client (BIND as a forwarder, c-ares) take
+ * every cluster answer for a spoof and ask again over TCP; its TCP keepalive told the client an
+ * idle timeout that is not ours.
+ */
+export function relayedEdns(reply: Buffer, q: ParsedQuery): Buffer {
+  if (reply.length < 12 || u16(reply, 4) !== 1) return reply;
+  const nameEnd = skipName(reply, 12);
+  if (nameEnd < 0 || nameEnd + 4 > reply.length) return reply;
+  const opt = findOpt(reply, nameEnd + 4);
+  if (q.edns === undefined) {
+    if (opt === undefined) return reply;
+    const out = Buffer.concat([reply.subarray(0, opt.start), reply.subarray(opt.end)]);
+    put16(out, 10, u16(out, 10) - 1);
+    return out;
+  }
+  if (opt === undefined) {
+    const out = Buffer.alloc(reply.length + 11);
+    reply.copy(out);
+    writeOpt(out, reply.length, q);
+    put16(out, 10, u16(out, 10) + 1);
+    return out;
+  }
+  const out = Buffer.concat([reply.subarray(0, opt.nameEnd + 10), reply.subarray(opt.end)]);
+  put16(out, opt.nameEnd + 2, OUR_UDP_SIZE);
+  put16(out, opt.nameEnd + 6, q.edns.dnssecOk ? 0x8000 : 0); // the TTL's low half: the flags (its high half, extended rcode and version, kept)
+  put16(out, opt.nameEnd + 8, 0);
+  return out;
 }
 
 /**

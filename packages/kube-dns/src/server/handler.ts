@@ -11,7 +11,7 @@ import type { Autopath, Walked } from '../autopath/autopath.js';
 import type { AbsentNames } from '../resolve/absent.js';
 import type { ZoneReader } from '../records/types.js';
 import type { Resolution } from '../resolve/types.js';
-import { QUESTION_NAME_ONLY, encodeNegative, encodeRcode, encodeReply, fitRelayed, rcodeNumber, replyLimit } from './encode.js';
+import { QUESTION_NAME_ONLY, encodeNegative, encodeRcode, encodeReply, fitRelayed, rcodeNumber, relayedEdns, replyLimit } from './encode.js';
 import { MalformedQueries } from './malformed.js';
 import { DROP } from './reply-budget.js';
 import { ResponseCache } from './response-cache.js';
@@ -296,7 +296,7 @@ export class DnsHandler {
   private async forward(query: Buffer, q: ParsedQuery, transport: Transport, started: number, system: System, port: number | undefined): Promise<Buffer | undefined> {
     const reply = await this.opts.forwarder.forward(query, q.lname, transport, port).catch(() => undefined);
     if (reply === DROP) return undefined;
-    const out = reply ? fitRelayed(reply, query, q, replyLimit(q, transport)) : encodeRcode(query, q, RCODE.SERVFAIL);
+    const out = reply ? fitRelayed(relayedEdns(reply, q), query, q, replyLimit(q, transport)) : encodeRcode(query, q, RCODE.SERVFAIL);
     return this.done(q, out, transport, started, system, false);
   }
 

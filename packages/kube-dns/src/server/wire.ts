@@ -329,6 +329,45 @@ export function skipName(buf: Buffer, off: number): number {
   return -1;
 }
 
+/** Where a message's OPT record lies: the start of its owner, the end of its owner (its type follows), the end of its RDATA. */
+export interface OptPlace {
+  start: number;
+  nameEnd: number;
+  end: number;
+}
+
+/**
+ * The OPT record of the message's additional section, when it has one and every record before it
+ * reads (a message whose records do not has none for us). `questionEnd`: where its records begin.
+ */
+export function findOpt(buf: Buffer, questionEnd: number): OptPlace | undefined {
+  const before = u16(buf, 6) + u16(buf, 8);
+  const rrs = before + u16(buf, 10);
+  let p = questionEnd;
+  for (let i = 0; i < rrs; i++) {
+    const nameEnd = skipName(buf, p);
+    if (nameEnd < 0 || nameEnd + 10 > buf.length) return undefined;
+    const end = nameEnd + 10 + u16(buf, nameEnd + 8);
+    if (end > buf.length) return undefined;
+    if (i >= before && u16(buf, nameEnd) === TYPE_OPT) return { start: p, nameEnd, end };
+    p = end;
+  }
+  return undefined;
+}
+
+/**
+ * A copy of the query with its OPT record's options removed, for a query forwarded upstream: an
+ * OPT record is hop by hop (RFC 6891 6.1.1), and its options are the client's with us (a DNS
+ * cookie, RFC 7873, is one per client and server; padding, keepalive), not ours with the upstream.
+ */
+export function withoutEdnsOptions(query: Buffer, questionEnd: number): Buffer {
+  const opt = findOpt(query, questionEnd);
+  if (opt === undefined || opt.end === opt.nameEnd + 10) return Buffer.from(query);
+  const out = Buffer.concat([query.subarray(0, opt.nameEnd + 10), query.subarray(opt.end)]);
+  put16(out, opt.nameEnd + 8, 0);
+  return out;
+}
+
 /**
  * Lowers the UDP payload size a query's OPT record advertises to `max` (in place), leaving a
  * smaller one as it is. For a query forwarded over UDP: an upstream told 4096 may send a reply in
