@@ -21,6 +21,9 @@ before(async () => {
       api.upsert('endpointslices', endpointSlice('default', 'headless', 'headless-b', 'IPv4', [{ ip: '10.1.0.3' }, { ip: '10.1.0.2' }], [{ name: 'http', port: 8080 }]));
       api.upsert('endpointslices', endpointSlice('default', 'headless', 'headless-v6', 'IPv6', [{ ip: 'fd00::1:1', hostname: 'pet-0' }], [{ name: 'http', port: 8080 }]));
       api.upsert('services', headlessService('default', 'empty', [{ port: 80 }]));
+      // two endpoints on one address (hostNetwork pods on one node, a selector-less Service's two instances on one host)
+      api.upsert('services', headlessService('db', 'pg', [{ name: 'pg', port: 5432 }]));
+      api.upsert('endpointslices', endpointSlice('db', 'pg', 'pg-a', 'IPv4', [{ ip: '10.1.5.5', hostname: 'primary' }, { ip: '10.1.5.5', hostname: 'replica' }, { ip: '10.1.5.6', hostname: 'other' }], [{ name: 'pg', port: 5432 }]));
       api.upsert('services', externalNameService('default', 'internal-alias', 'kubernetes.default.svc.cluster.local'));
       api.upsert('services', clusterIPService('big', 'many', ['10.9.0.1'], Array.from({ length: 60 }, (_, i) => ({ name: `p${i}`, port: 1000 + i }))));
     },
@@ -122,7 +125,7 @@ test('HTTP: /readiness 200 once synced, /healthz, /cache lists the records, /met
   const m = await c.http('/metrics');
   assert.match(m.body, /kubedns_dns_requests_total\{qtype="A",rcode="NOERROR",transport="udp"\} \d+/);
   assert.match(m.body, /skydns_skydns_dns_request_count_total\{system="auth"\} \d+/);
-  assert.match(m.body, /kubedns_records\{kind="services"\} 6/);
+  assert.match(m.body, /kubedns_records\{kind="services"\} 7/);
 });
 
 test('a large headless service has its view built at the initial sync (logged), and answers from it', async (t) => {
@@ -162,4 +165,17 @@ test('a large headless service has its view built at the initial sync (logged), 
   assert.deepEqual(await ptr('10.9.4.4'), [`10-9-4-4.late.db.svc.${Z}.`]);
   const tcp = await big.ask(`late.db.svc.${Z}`, 'A', { transport: 'tcp' });
   assert.equal(tcp.packet.answers!.length, 600, 'slices 0-2 and 4-6; 10.9.2.2 once');
+});
+
+test('two endpoints sharing an address each have their name: an A record, an SRV target and a PTR each (spec 2.4.1-2.4.3)', async () => {
+  // only the first hostname used to resolve; the second was NXDOMAIN, missing from SRV and PTR
+  for (const name of ['primary', 'replica']) assert.deepEqual(datas((await c.ask(`${name}.pg.db.svc.${Z}`, 'A')).packet.answers), ['10.1.5.5'], name);
+  assert.deepEqual(datas((await c.ask(`pg.db.svc.${Z}`, 'A')).packet.answers).sort(), ['10.1.5.5', '10.1.5.6'], "the Service's own name lists the address once");
+  const srv = await c.ask(`_pg._tcp.pg.db.svc.${Z}`, 'SRV');
+  assert.deepEqual(datas(srv.packet.answers).sort(), [`10 33 5432 other.pg.db.svc.${Z}.`, `10 33 5432 primary.pg.db.svc.${Z}.`, `10 33 5432 replica.pg.db.svc.${Z}.`]);
+  assert.deepEqual(datas((await c.ask('5.5.1.10.in-addr.arpa', 'PTR')).packet.answers).sort(), [`primary.pg.db.svc.${Z}.`, `replica.pg.db.svc.${Z}.`]);
+  // one of them gone: its name with it
+  c.api.upsert('endpointslices', endpointSlice('db', 'pg', 'pg-a', 'IPv4', [{ ip: '10.1.5.5', hostname: 'primary' }, { ip: '10.1.5.6', hostname: 'other' }], [{ name: 'pg', port: 5432 }]));
+  await eventually(async () => assert.equal((await c.ask(`replica.pg.db.svc.${Z}`, 'A')).packet.rcode, 'NXDOMAIN'));
+  assert.deepEqual(datas((await c.ask('5.5.1.10.in-addr.arpa', 'PTR')).packet.answers), [`primary.pg.db.svc.${Z}.`]);
 });

@@ -16,17 +16,20 @@ const V4 = ['10.0.0.1', '10.0.0.2', '10.0.0.3', '10.0.0.4', '10.0.0.5', '10.0.0.
 const V6 = ['fd00::1', 'fd00::2', 'fd00::3'];
 const PORTS: PortInfo[][] = [[], [port('http', 80)], [port('http', 80), port('dns', 53, 'UDP')], [port('', 9000)]];
 
-/** Every label a question may ask for: the endpoints' and each address of the pools, dashed. */
+const HOSTNAMES = ['pet-0', 'pet-1', '10-0-0-2'];
+
+/** Every label a question may ask for: the endpoints', every hostname of the pool and each address of the pools, dashed. */
 function labelsAsked(v: { endpoints: readonly { label: string }[] }): string[] {
-  return [...new Set([...v.endpoints.map((e) => e.label), ...[...V4, ...V6].map(dashedLabel)])].sort();
+  return [...new Set([...v.endpoints.map((e) => e.label), ...HOSTNAMES, ...[...V4, ...V6].map(dashedLabel)])].sort();
 }
 
 function canon(v: HeadlessView): unknown {
   const ports = (list: readonly PortInfo[]) => list.map((p) => `${p.name}/${p.port}/${p.protocol}`).sort();
-  // byLabel leaves out the endpoints labelled with their own address (byIp finds them)
-  for (const eps of v.byLabel.values()) for (const e of eps) assert.notEqual(e.label, dashedLabel(e.ip), 'no address-labelled endpoint in byLabel');
+  // byLabel leaves out the endpoints labelled with their own address (byIp finds them), but for an
+  // address's other names (byIp holds its first)
+  for (const eps of v.byLabel.values()) for (const e of eps) if (v.byIp.get(e.ip) === e) assert.notEqual(e.label, dashedLabel(e.ip), 'no address-labelled endpoint in byLabel');
   return {
-    endpoints: v.endpoints.map((e) => [e.ip, e.v6, e.label, e.fqdn, ports(e.ports)]),
+    endpoints: v.endpoints.map((e) => [e.ip, e.v6, e.label, e.fqdn, ports(e.ports), (e.also ?? []).map((o) => [o.label, o.fqdn, ports(o.ports)])]),
     byIp: [...v.byIp].map(([ip, e]) => [ip, e.label]).sort(),
     byLabel: labelsAsked(v).map((label) => [label, (labelled(v, label) ?? []).map((e) => e.ip).sort()]),
     namedProtocols: [...v.namedProtocols].sort(),
@@ -36,29 +39,31 @@ function canon(v: HeadlessView): unknown {
 /**
  * What a view must hold, written from the rules and not from the code under test: one endpoint per
  * counted address, in the order of its first listing (slices by name); named by its first
- * non-empty hostname, else its dashed address; its ports the union of its listing slices'.
+ * non-empty hostname, else its dashed address; its ports the union of its listing slices'; its
+ * listings' other hostnames are other names of it (spec 2.4.1: one per endpoint with a hostname).
  */
 function reference(svc: ServiceInfo, slices: Iterable<EndpointSliceInfo>): unknown {
   const ordered = [...slices].sort((a, b) => (a.name < b.name ? -1 : 1));
-  const entries = new Map<string, { hostname: string; ports: PortInfo[] }>();
+  const entries = new Map<string, { hostnames: string[]; ports: PortInfo[] }>();
   for (const s of ordered) {
     for (const e of s.endpoints) {
       if (!e.ready && !svc.publishNotReadyAddresses) continue;
       for (const ip of e.addresses) {
         const got = entries.get(ip);
-        if (!got) entries.set(ip, { hostname: e.hostname, ports: [...s.ports] });
+        if (!got) entries.set(ip, { hostnames: e.hostname ? [e.hostname] : [], ports: [...s.ports] });
         else {
-          got.hostname ||= e.hostname;
+          if (e.hostname && !got.hostnames.includes(e.hostname)) got.hostnames.push(e.hostname);
           for (const p of s.ports) if (!got.ports.some((q) => q.name === p.name && q.port === p.port && q.protocol === p.protocol)) got.ports.push(p);
         }
       }
     }
   }
-  const endpoints = [...entries].map(([ip, { hostname, ports }]) => ({ ip, v6: ip.includes(':'), label: hostname || dashedLabel(ip), ports }));
+  const endpoints = [...entries].map(([ip, { hostnames, ports }]) => ({ ip, v6: ip.includes(':'), label: hostnames[0] || dashedLabel(ip), also: hostnames.slice(1), ports }));
   const labels = new Map<string, string[]>();
-  for (const e of endpoints) labels.set(e.label, [...(labels.get(e.label) ?? []), e.ip]);
+  for (const e of endpoints) for (const l of [e.label, ...e.also]) labels.set(l, [...(labels.get(l) ?? []), e.ip]);
+  const portList = (e: { ports: PortInfo[] }) => e.ports.map((p) => `${p.name}/${p.port}/${p.protocol}`).sort();
   return {
-    endpoints: endpoints.map((e) => [e.ip, e.v6, e.label, `${e.label}.${FQDN}`, e.ports.map((p) => `${p.name}/${p.port}/${p.protocol}`).sort()]),
+    endpoints: endpoints.map((e) => [e.ip, e.v6, e.label, `${e.label}.${FQDN}`, portList(e), e.also.map((l) => [l, `${l}.${FQDN}`, portList(e)])]),
     byIp: endpoints.map((e) => [e.ip, e.label]).sort(),
     byLabel: labelsAsked({ endpoints }).map((label) => [label, (labels.get(label) ?? []).sort()]),
     namedProtocols: [...new Set(endpoints.flatMap((e) => e.ports.filter((p) => p.name).map((p) => p.protocol.toLowerCase())))].sort(),
@@ -66,7 +71,7 @@ function reference(svc: ServiceInfo, slices: Iterable<EndpointSliceInfo>): unkno
 }
 
 const endpointArb = (pool: string[]) =>
-  fc.record({ ip: fc.constantFrom(...pool), hostname: fc.constantFrom('', '', 'pet-0', 'pet-1', '10-0-0-2'), ready: fc.boolean() }).map((e) => ep(e.ip, e.hostname, e.ready));
+  fc.record({ ip: fc.constantFrom(...pool), hostname: fc.constantFrom('', '', ...HOSTNAMES), ready: fc.boolean() }).map((e) => ep(e.ip, e.hostname, e.ready));
 const sliceArb = fc.record({
   name: fc.constantFrom('s-a', 's-b', 's-c', 's-d'),
   v6: fc.boolean(),
@@ -81,11 +86,11 @@ const opArb = fc.oneof(
   { weight: 3, arbitrary: fc.constant({ op: 'ask' as const }) },
 );
 
-/** The PTR targets of every address the slices list, from the rules: a counted address names its endpoint, once. */
+/** The PTR targets of every address the slices list, from the rules: a counted address names each of its endpoints' names, once. */
 function referencePtrs(svc: ServiceInfo, slices: Iterable<EndpointSliceInfo>): string[][] {
-  const view = reference(svc, slices) as { endpoints: [string, boolean, string, string][] };
-  const named = new Map(view.endpoints.map(([ip, , , fqdn]) => [ip, fqdn]));
-  return [...V4, ...V6].map((ip) => (named.has(ip) ? [named.get(ip)!] : []));
+  const view = reference(svc, slices) as { endpoints: [string, boolean, string, string, string[], [string, string][]][] };
+  const named = new Map(view.endpoints.map(([ip, , , fqdn, , also]) => [ip, [fqdn, ...also.map(([, f]) => f)]]));
+  return [...V4, ...V6].map((ip) => named.get(ip) ?? []);
 }
 
 test('a view updated slice by slice is the view built from scratch, whatever the changes (addresses listed twice, not-ready ones, hostnames shared, slices deleted, the Service changed)', () => {
@@ -108,7 +113,7 @@ test('a view updated slice by slice is the view built from scratch, whatever the
           svc = { ...headless('default', 'h', o.pnr), ports: o.ports };
           zone.setService(svc);
         }
-        assert.deepEqual([...V4, ...V6].map((ip) => zone.ptrTargets(ip, ZN)), referencePtrs(svc, slices.values()), 'PTR: one target per counted address');
+        assert.deepEqual([...V4, ...V6].map((ip) => zone.ptrTargets(ip, ZN)), referencePtrs(svc, slices.values()), "PTR: one target per name of a counted address");
         // the zone's view (updated when it was built before the change, else built now) against one made from scratch
         const got = zone.headless(zone.getService('default', 'h')!, ZN);
         if (o.op === 'ask' || ops.indexOf(o) % 2 === 0) {

@@ -13,6 +13,7 @@
 import type { Answer } from 'dns-packet';
 import { resolve } from '../resolve/resolve.js';
 import { headlessRecordsInPieces } from '../resolve/services.js';
+import { namesOf } from './headless.js';
 import type { ResolveOptions } from '../resolve/types.js';
 import { ipToReverseName, namedPortPrefixes } from './names.js';
 import type { ServiceKind } from './types.js';
@@ -115,7 +116,7 @@ function* headlessRecordBatches(zone: Zone, e: ServiceEntry, fqdn: string, opts:
   for (const piece of headlessRecordsInPieces(view, fqdn, opts.ttl, TARGETS_PER_BATCH)) yield piece.map(toRecord);
   let out: DumpRecord[] = [];
   for (const ep of view.endpoints) {
-    for (const p of ask(zone, ipToReverseName(ep.ip), 'PTR', opts)) if ((p as { data: string }).data === ep.fqdn) out.push(toRecord(p));
+    for (const p of ask(zone, ipToReverseName(ep.ip), 'PTR', opts)) if (namesOf(ep).some((n) => n.fqdn === (p as { data: string }).data)) out.push(toRecord(p));
     if (out.length < TARGETS_PER_BATCH) continue;
     yield out;
     out = [];

@@ -16,6 +16,14 @@ export interface HeadlessEndpoint {
   fqdn: string;
   /** Ports of the slice(s) listing the address (merged when several slices list it); never mutated. */
   ports: readonly PortInfo[];
+  /**
+   * The address's other names, in a merged view only: listings of the same address under another
+   * hostname (or pod name), as two hostNetwork pods on one node, or a selector-less Service's two
+   * instances on one host, are. Each is a name of its own (spec 2.4.1-2.4.3: an A record, an SRV
+   * target and a PTR per ready endpoint with a hostname), with the address's ports. Never in a
+   * view's `endpoints` (the service's own name lists the address once); found by label.
+   */
+  also?: readonly HeadlessEndpoint[];
 }
 
 export interface HeadlessView {
@@ -107,7 +115,8 @@ function addProtocols(namedProtocols: Set<string>, ports: readonly PortInfo[]): 
 /**
  * An endpoint counts when ready or when the service publishes not-ready addresses. An address in
  * several slices (slice churn, a mirrored slice) appears once; its first non-empty hostname names it
- * (else its first pod name, present only with --endpoint-pod-names).
+ * (else its first pod name, present only with --endpoint-pod-names), and its other listings' other
+ * names are names of it too (`also`).
  */
 export function buildHeadlessView(svc: ServiceInfo, slices: Iterable<EndpointSliceInfo>, serviceFqdn: string): HeadlessView {
   const ordered = inNameOrder(slices);
@@ -207,18 +216,26 @@ function labelIsAddress(ep: HeadlessEndpoint): boolean {
   return true;
 }
 
-function label(byLabel: Map<string, HeadlessEndpoint[]>, ep: HeadlessEndpoint): void {
-  if (labelIsAddress(ep)) return;
+/** `other`: one of an address's other names (`also`), in byLabel whatever it reads as (byIp holds the first name). */
+function label(byLabel: Map<string, HeadlessEndpoint[]>, ep: HeadlessEndpoint, other = false): void {
+  if (ep.also !== undefined) for (const name of ep.also) label(byLabel, name, true);
+  if (!other && labelIsAddress(ep)) return;
   const same = byLabel.get(ep.label);
   if (same) same.push(ep);
   else byLabel.set(ep.label, [ep]);
 }
 
-function unlabel(byLabel: Map<string, HeadlessEndpoint[]>, ep: HeadlessEndpoint): void {
-  if (labelIsAddress(ep)) return;
+function unlabel(byLabel: Map<string, HeadlessEndpoint[]>, ep: HeadlessEndpoint, other = false): void {
+  if (ep.also !== undefined) for (const name of ep.also) unlabel(byLabel, name, true);
+  if (!other && labelIsAddress(ep)) return;
   const same = byLabel.get(ep.label)!;
   if (same.length === 1) byLabel.delete(ep.label);
   else byLabel.set(ep.label, same.filter((x) => x !== ep));
+}
+
+/** The endpoint and its other names (`also`): every name of its address, each a target of its own. */
+export function namesOf(ep: HeadlessEndpoint): readonly HeadlessEndpoint[] {
+  return ep.also === undefined ? [ep] : [ep, ...ep.also];
 }
 
 /**
@@ -244,6 +261,8 @@ interface Listing {
   ep: HeadlessEndpoint;
   hostname: string;
   podName: string;
+  /** Each listing's name (its hostname, else its pod name), once each, in slice-name order. */
+  names: string[];
   ports: PortInfo[];
   /** How many times the address is listed (counted endpoints, all slices). */
   count: number;
@@ -266,23 +285,28 @@ function mergeListings(ordered: readonly EndpointSliceInfo[], publishNotReady: b
         const fam = ipFamily(ip);
         if (fam === 0) continue;
         const seen = byIp.get(ip);
+        const name = e.hostname || e.podName || '';
         if (seen) {
           seen.count++;
           seen.slices.push(slice.name);
           if (!seen.hostname && e.hostname) seen.hostname = e.hostname;
           if (!seen.podName && e.podName) seen.podName = e.podName;
+          if (name && !seen.names.includes(name)) seen.names.push(name);
           for (const p of slice.ports) if (!seen.ports.some((q) => samePort(p, q))) seen.ports.push(p);
           continue;
         }
         const ports = [...slice.ports];
-        byIp.set(ip, { hostname: e.hostname, podName: e.podName ?? '', ports, count: 1, slices: [slice.name], ep: { ip, v6: fam === 6, label: '', fqdn: '', ports } });
+        byIp.set(ip, { hostname: e.hostname, podName: e.podName ?? '', names: name ? [name] : [], ports, count: 1, slices: [slice.name], ep: { ip, v6: fam === 6, label: '', fqdn: '', ports } });
       }
     }
   }
-  for (const { ep, hostname, podName } of byIp.values()) {
+  for (const { ep, hostname, podName, names } of byIp.values()) {
     // a hostname wins; then the pod name (set only with --endpoint-pod-names); then the dashed IP
     ep.label = hostname || podName || dashedLabel(ep.ip);
     ep.fqdn = `${ep.label}.${serviceFqdn}`;
+    // the same endpoint listed twice (slice churn) has one name; endpoints sharing the address, one each
+    const others = names.filter((n) => n !== ep.label);
+    if (others.length > 0) ep.also = others.map((n) => ({ ip: ep.ip, v6: ep.v6, label: n, fqdn: `${n}.${serviceFqdn}`, ports: ep.ports }));
   }
   return byIp;
 }

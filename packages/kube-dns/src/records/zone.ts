@@ -448,7 +448,8 @@ export class Zone implements ZoneWriter, ZoneReader {
 
   /**
    * PTR targets of an IP: `<svc>.<ns>.svc.<zone>` for a cluster IP, `<label>.<svc>.<ns>.svc.<zone>`
-   * for a counted headless endpoint; one per owning service.
+   * for a counted headless endpoint (one per name the address has: several endpoints may share it);
+   * one per owning service otherwise.
    */
   ptrTargets(ip: string, zone: string): string[] {
     const out: string[] = [];
@@ -460,6 +461,7 @@ export class Zone implements ZoneWriter, ZoneReader {
       } else if (e.info.kind === 'Headless') {
         const ep = this.headless(e, zone).byIp.get(ip);
         if (ep) out.push(ep.fqdn);
+        if (ep?.also !== undefined) for (const other of ep.also) out.push(other.fqdn);
       }
     }
     return out;

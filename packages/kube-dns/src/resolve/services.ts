@@ -7,7 +7,7 @@
 import type { Answer } from 'dns-packet';
 import { ipFamily, lastDot, normalizeIp, srvPortLabels } from '../records/names.js';
 import type { PortInfo } from '../records/types.js';
-import { labelled, type HeadlessEndpoint, type HeadlessView } from '../records/headless.js';
+import { labelled, namesOf, type HeadlessEndpoint, type HeadlessView } from '../records/headless.js';
 import { nameDep, namespaceDep, serviceDep, type ServiceEntry } from '../records/zone.js';
 import { address, cname, nodata, nxdomain, positive, srv } from './answers.js';
 import type { Ctx } from './context.js';
@@ -173,11 +173,15 @@ function headlessRecords(ctx: Ctx, e: ServiceEntry, prefix: string[], limit: num
     if (qtype !== 'SRV') return present();
     const srvs: Answer[] = [];
     const targets: HeadlessEndpoint[] = [];
-    for (const ep of view.endpoints) {
-      if (srvs.length >= limit) break;
+    const target = (ep: HeadlessEndpoint): void => {
       targets.push(ep);
       if (ep.ports.length === 0) srvs.push(srv(owner, 0, ep.fqdn, ttl));
       for (const p of ep.ports) srvs.push(srv(owner, p.port, ep.fqdn, ttl));
+    };
+    for (const ep of view.endpoints) {
+      if (srvs.length >= limit) break;
+      target(ep);
+      if (ep.also !== undefined) for (const other of ep.also) target(other);
     }
     return present(srvs, targetAddresses(targets));
   }
@@ -193,11 +197,15 @@ function headlessRecords(ctx: Ctx, e: ServiceEntry, prefix: string[], limit: num
   if (prefix.length === 2 && isPortLabel(prefix[0]!, wild) && isPortLabel(prefix[1]!, wild)) {
     const srvs: Answer[] = [];
     const targets: HeadlessEndpoint[] = [];
-    for (const ep of view.endpoints) {
-      if (srvs.length >= limit) break;
+    const target = (ep: HeadlessEndpoint): void => {
       const n = srvs.length;
       for (const p of ep.ports) if (namedPortMatches(p, prefix[0]!, prefix[1]!, wild)) srvs.push(srv(owner, p.port, ep.fqdn, ttl));
       if (srvs.length > n) targets.push(ep);
+    };
+    for (const ep of view.endpoints) {
+      if (srvs.length >= limit) break;
+      target(ep);
+      if (ep.also !== undefined) for (const other of ep.also) target(other);
     }
     if (srvs.length === 0) return MISSING;
     if (qtype !== 'SRV') return present();
@@ -219,16 +227,19 @@ export function* headlessRecordsInPieces(view: HeadlessView, fqdn: string, ttl: 
   const srvKeys = new Map<string, Set<string>>([[fqdn, new Set()]]);
   const apex = srvKeys.get(fqdn)!;
   let out: Answer[] = [];
-  for (const ep of view.endpoints) {
-    out.push(address(fqdn, ep.ip, ep.v6, ttl), address(ep.fqdn, ep.ip, ep.v6, ttl));
-    if (ep.ports.length === 0) apex.add(`0 ${ep.fqdn}`);
-    for (const p of ep.ports) {
-      apex.add(`${p.port} ${ep.fqdn}`);
-      if (!p.name) continue;
-      const owner = `${srvPortLabels(p)}.${fqdn}`;
-      let keys = srvKeys.get(owner);
-      if (!keys) srvKeys.set(owner, (keys = new Set()));
-      keys.add(`${p.port} ${ep.fqdn}`);
+  for (const address0 of view.endpoints) {
+    out.push(address(fqdn, address0.ip, address0.v6, ttl));
+    for (const ep of namesOf(address0)) {
+      out.push(address(ep.fqdn, ep.ip, ep.v6, ttl));
+      if (ep.ports.length === 0) apex.add(`0 ${ep.fqdn}`);
+      for (const p of ep.ports) {
+        apex.add(`${p.port} ${ep.fqdn}`);
+        if (!p.name) continue;
+        const owner = `${srvPortLabels(p)}.${fqdn}`;
+        let keys = srvKeys.get(owner);
+        if (!keys) srvKeys.set(owner, (keys = new Set()));
+        keys.add(`${p.port} ${ep.fqdn}`);
+      }
     }
     if (out.length < piece) continue;
     yield out;
