@@ -39,16 +39,18 @@ function exchangeUdp(server: Server, message: Buffer, timeoutMs: number, signal?
     const sock = createSocket(family);
     const id = message.readUInt16BE(0);
     let done = false;
+    let unlisten = (): void => undefined;
     const finish = (err: Error | null, reply?: Buffer) => {
       if (done) return;
       done = true;
       clearTimeout(timer);
+      unlisten();
       sock.close();
       if (err) reject(err);
       else resolve(reply!);
     };
     const timer = setTimeout(() => finish(new DnsTimeoutError(server, 'udp', timeoutMs)), timeoutMs);
-    onAbort(signal, finish);
+    unlisten = onAbort(signal, finish);
     sock.on('error', (e) => {
       // Node says "recvmsg ECONNREFUSED" without the peer; say which server refused, as TCP's message does.
       if (!e.message.includes(fmt(server))) e.message = `${e.message} ${fmt(server)}`;
@@ -69,9 +71,15 @@ function exchangeUdp(server: Server, message: Buffer, timeoutMs: number, signal?
   });
 }
 
-/** Ends an exchange with the signal's reason when it is aborted (its socket closed by `finish`). */
-function onAbort(signal: AbortSignal | undefined, finish: (err: Error) => void): void {
-  signal?.addEventListener('abort', () => finish(signal.reason as Error), { once: true });
+/**
+ * Ends an exchange with the signal's reason when it is aborted (its socket closed by `finish`);
+ * returns what takes the listener off again, for `finish` to call (one signal may serve many).
+ */
+function onAbort(signal: AbortSignal | undefined, finish: (err: Error) => void): () => void {
+  if (!signal) return () => undefined;
+  const listener = (): void => finish(signal.reason as Error);
+  signal.addEventListener('abort', listener, { once: true });
+  return () => signal.removeEventListener('abort', listener);
 }
 
 /** Lookups under way, by name: node cannot cancel one, so an exchange that timed out leaves it running. */
@@ -121,16 +129,18 @@ function exchangeTcp(server: Server, message: Buffer, timeoutMs: number, signal?
     const sock = connect({ host: server.host, port: server.port });
     let buf = Buffer.alloc(0);
     let done = false;
+    let unlisten = (): void => undefined;
     const finish = (err: Error | null, reply?: Buffer) => {
       if (done) return;
       done = true;
       clearTimeout(timer);
+      unlisten();
       sock.destroy();
       if (err) reject(err);
       else resolve(reply!);
     };
     const timer = setTimeout(() => finish(new DnsTimeoutError(server, 'tcp', timeoutMs)), timeoutMs);
-    onAbort(signal, finish);
+    unlisten = onAbort(signal, finish);
     sock.on('error', (e) => finish(e));
     sock.on('connect', () => {
       const len = Buffer.alloc(2);

@@ -406,3 +406,77 @@ test("EDNS is hop by hop: the client's options do not go upstream, the upstream'
   assert.equal(opt(added)?.udpPayloadSize, 1232, 'an upstream without EDNS: ours added, as the client asked with EDNS');
   assert.deepEqual(datas(added.answers ?? []), ['192.0.2.1']);
 });
+
+test('an upstream OPT record that is not the last record, or bytes after the last record: the relayed reply still decodes, with our OPT and no upstream option', async (t) => {
+  // OPT may sit anywhere in the additional section; a record after it may point (compression)
+  // into a later record: cutting bytes out of the middle broke every such pointer
+  const wname = (n: string) => Buffer.concat([...n.split('.').map((l) => Buffer.concat([Buffer.from([l.length]), Buffer.from(l)])), Buffer.from([0])]);
+  const rr = (owner: Buffer, type: number, cls: number, ttl: number, rdata: Buffer) => {
+    const f = Buffer.alloc(10);
+    f.writeUInt16BE(type, 0);
+    f.writeUInt16BE(cls, 2);
+    f.writeUInt32BE(ttl, 4);
+    f.writeUInt16BE(rdata.length, 8);
+    return Buffer.concat([owner, f, rdata]);
+  };
+  let shape: 'opt-first' | 'trailing' = 'opt-first';
+  const up = await upstream(t, (q) => {
+    const question = q.subarray(12, 12 + wname('www.example.org').length + 4);
+    const hdr = Buffer.alloc(12);
+    q.copy(hdr, 0, 0, 2);
+    hdr.writeUInt16BE(0x8180, 2);
+    hdr.writeUInt16BE(1, 4);
+    hdr.writeUInt16BE(1, 6);
+    const ans = rr(Buffer.from([0xc0, 12]), 1, 1, 60, Buffer.from([192, 0, 2, 1]));
+    if (shape === 'trailing') {
+      hdr.writeUInt16BE(0, 10);
+      return Buffer.concat([hdr, question, ans, Buffer.from([0, 0, 0x29, 0x10])]); // stray bytes, no OPT
+    }
+    hdr.writeUInt16BE(3, 10);
+    const cookie = Buffer.concat([Buffer.from([0, 10, 0, 24]), Buffer.alloc(24, 7)]);
+    const opt = rr(Buffer.from([0]), 41, 4096, 0, cookie);
+    const glue = rr(wname('ns1.example.net'), 1, 1, 60, Buffer.from([198, 51, 100, 1]));
+    const at = 12 + question.length + ans.length + opt.length;
+    const glue6 = rr(Buffer.from([0xc0 | (at >> 8), at & 0xff]), 28, 1, 60, Buffer.alloc(16, 1));
+    return Buffer.concat([hdr, question, ans, opt, glue, glue6]);
+  });
+  const f = forwarder(t, [up]);
+  const zone = new Zone();
+  const handler = new DnsHandler({ zone, resolve: (n, ty, l) => resolve(zone, n, ty, OPTS, l), forwarder: f, isSynced: () => true, log: silentLogger() });
+  const ask = async (edns: boolean) => {
+    const q = buildQuery({ name: 'www.example.org', type: 'A', ...(edns && { ednsUdpSize: 1232 }) });
+    return dnsPacket.decode((await handler.handle(q, 'udp')) as Buffer);
+  };
+  for (const edns of [true, false]) {
+    const r = await ask(edns);
+    assert.deepEqual(
+      (r.additionals ?? []).map((a) => `${a.type} ${a.name}`),
+      ['OPT .', 'A ns1.example.net', 'AAAA ns1.example.net'],
+      `client EDNS ${edns}: every record decodes, the pointer after the OPT record still finds its name`,
+    );
+    if (edns) {
+      const o = r.additionals![0] as unknown as { options: { code: number; data?: Buffer }[]; udpPayloadSize: number };
+      assert.equal(o.udpPayloadSize, 1232);
+      assert.ok(o.options.every((x) => x.code !== 10), 'no upstream cookie');
+    }
+  }
+  shape = 'trailing';
+  const r = await ask(true);
+  assert.deepEqual(datas(r.answers ?? []), ['192.0.2.1']);
+  assert.deepEqual((r.additionals ?? []).map((a) => `${a.type} ${(a as { udpPayloadSize?: number }).udpPayloadSize}`), ['OPT 1232'], 'our OPT after the last record, not after the stray bytes');
+});
+
+test("a forward asking many servers leaves no abort listener behind on each exchange's end", async (t) => {
+  // one signal per forward: a listener per exchange, never removed, warned past ten servers
+  const servfail = await Promise.all(Array.from({ length: 12 }, () => upstream(t, (q) => answer(q, '6.6.6.6', (p) => ((p.flags = (p.flags ?? 0) | 2), (p.answers = []))))));
+  const warnings: string[] = [];
+  const onWarning = (w: Error) => warnings.push(w.name);
+  process.on('warning', onWarning);
+  t.after(() => process.off('warning', onWarning));
+  for (const transport of ['udp', 'tcp'] as const) {
+    const r = await ask(forwarder(t, servfail), 'many.example.org', transport);
+    assert.equal(rcodeOf(r.reply!), 'SERVFAIL');
+  }
+  await sleep(50);
+  assert.deepEqual(warnings, []);
+});

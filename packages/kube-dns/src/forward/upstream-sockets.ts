@@ -113,7 +113,17 @@ export class UpstreamSockets {
     while (slot.pending.has(id)) id = randomInt(0, 65536);
     const out = Buffer.from(message);
     out.writeUInt16BE(id, 0);
-    return new Promise<Buffer>((resolve, reject) => {
+    return new Promise<Buffer>((resolveExchange, rejectExchange) => {
+      // the abort listener goes when the exchange ends: a forward asks several servers on one signal
+      const onAbort = (): void => fail(signal!.reason as Error);
+      const resolve = (reply: Buffer): void => {
+        signal?.removeEventListener('abort', onAbort);
+        resolveExchange(reply);
+      };
+      const reject = (err: Error): void => {
+        signal?.removeEventListener('abort', onAbort);
+        rejectExchange(err);
+      };
       const timer = setTimeout(() => {
         slot.pending.delete(id);
         this.release(slot);
@@ -138,7 +148,7 @@ export class UpstreamSockets {
           fail(e as Error);
         }
       };
-      signal?.addEventListener('abort', () => fail(signal.reason as Error), { once: true });
+      signal?.addEventListener('abort', onAbort, { once: true });
       if (slot.queue) slot.queue.push(send);
       else send();
       // replaced after its share of queries: the next one gets a new random port

@@ -2,7 +2,7 @@
 // 0x20 case and unknown qtypes survive untouched); records are encoded with dns-packet.
 import { Buffer } from 'node:buffer';
 import * as dnsPacket from 'dns-packet';
-import { Flag, RCODE, TYPE_OPT, copyBytes, findOpt, put16, skipName, type ParsedQuery } from './wire.js';
+import { Flag, RCODE, TYPE_OPT, clearEdnsOptions, copyBytes, put16, scanRecords, skipName, type ParsedQuery } from './wire.js';
 import type { Rcode } from '../resolve/types.js';
 
 type RR = dnsPacket.Answer;
@@ -219,31 +219,38 @@ const u16 = (b: Uint8Array, off: number): number => (b[off]! << 8) | b[off + 1]!
  * without, none when the client sent none. An upstream's DNS cookie relayed for outside names,
  * while our own answers carry none, made a cookie-aware client (BIND as a forwarder, c-ares) take
  * every cluster answer for a spoof and ask again over TCP; its TCP keepalive told the client an
- * idle timeout that is not ours.
+ * idle timeout that is not ours. Nothing before the OPT record moves, and the records after it
+ * only when it is cut off whole (clearEdnsOptions): compression pointers keep their targets. A
+ * reply whose records do not read is relayed as it is (the forwarder checked it already).
  */
 export function relayedEdns(reply: Buffer, q: ParsedQuery): Buffer {
   if (reply.length < 12 || u16(reply, 4) !== 1) return reply;
   const nameEnd = skipName(reply, 12);
   if (nameEnd < 0 || nameEnd + 4 > reply.length) return reply;
-  const opt = findOpt(reply, nameEnd + 4);
+  const scan = scanRecords(reply, nameEnd + 4);
+  if (scan === undefined) return reply;
+  const { opt, end } = scan;
   if (q.edns === undefined) {
-    if (opt === undefined) return reply;
-    const out = Buffer.concat([reply.subarray(0, opt.start), reply.subarray(opt.end)]);
+    // an upstream's OPT to a client that sent none: taken off when it is the last record (a
+    // record after it would move); an upstream that adds one unasked is rare, and its reply decodes
+    if (opt === undefined || opt.end !== end) return reply;
+    const out = Buffer.from(reply.subarray(0, opt.start));
     put16(out, 10, u16(out, 10) - 1);
     return out;
   }
   if (opt === undefined) {
-    const out = Buffer.alloc(reply.length + 11);
-    reply.copy(out);
-    writeOpt(out, reply.length, q);
+    // ours after the last record (bytes after it, none of the message's, left out)
+    const out = Buffer.alloc(end + 11);
+    reply.copy(out, 0, 0, end);
+    writeOpt(out, end, q);
     put16(out, 10, u16(out, 10) + 1);
     return out;
   }
-  const out = Buffer.concat([reply.subarray(0, opt.nameEnd + 10), reply.subarray(opt.end)]);
+  const out = Buffer.from(reply.subarray(0, end));
   put16(out, opt.nameEnd + 2, OUR_UDP_SIZE);
   put16(out, opt.nameEnd + 6, q.edns.dnssecOk ? 0x8000 : 0); // the TTL's low half: the flags (its high half, extended rcode and version, kept)
-  put16(out, opt.nameEnd + 8, 0);
-  return out;
+  const length = clearEdnsOptions(out, opt, opt.end === end);
+  return length === out.length ? out : out.subarray(0, length);
 }
 
 /**

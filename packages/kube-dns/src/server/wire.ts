@@ -337,23 +337,47 @@ export interface OptPlace {
 }
 
 /**
- * The OPT record of the message's additional section, when it has one and every record before it
- * reads (a message whose records do not has none for us). `questionEnd`: where its records begin.
+ * A message's records read from `questionEnd`: its additional section's OPT record, if any, and
+ * where its last record ends (bytes after it are none of the message's); undefined when a record
+ * does not read.
  */
-export function findOpt(buf: Buffer, questionEnd: number): OptPlace | undefined {
+export function scanRecords(buf: Buffer, questionEnd: number): { opt: OptPlace | undefined; end: number } | undefined {
   const before = u16(buf, 6) + u16(buf, 8);
   const rrs = before + u16(buf, 10);
   let p = questionEnd;
+  let opt: OptPlace | undefined;
   for (let i = 0; i < rrs; i++) {
     const nameEnd = skipName(buf, p);
     if (nameEnd < 0 || nameEnd + 10 > buf.length) return undefined;
     const end = nameEnd + 10 + u16(buf, nameEnd + 8);
     if (end > buf.length) return undefined;
-    if (i >= before && u16(buf, nameEnd) === TYPE_OPT) return { start: p, nameEnd, end };
+    if (opt === undefined && i >= before && u16(buf, nameEnd) === TYPE_OPT) opt = { start: p, nameEnd, end };
     p = end;
   }
-  return undefined;
+  return { opt, end: p };
 }
+
+/**
+ * An OPT record's options made none, in `out` (a copy of the message): cut off when the record is
+ * the message's last (as every common server writes it), else, where a cut would move the records
+ * after it and every compression pointer into them, written over in place as one PADDING option
+ * of zeros (RFC 7830) of the same length. Returns the message's new length.
+ */
+export function clearEdnsOptions(out: Buffer, opt: OptPlace, last: boolean): number {
+  const rdlen = opt.end - opt.nameEnd - 10;
+  if (rdlen === 0) return out.length;
+  if (last) {
+    put16(out, opt.nameEnd + 8, 0);
+    return opt.nameEnd + 10;
+  }
+  if (rdlen >= 4) {
+    put16(out, opt.nameEnd + 10, EDNS_PADDING);
+    put16(out, opt.nameEnd + 12, rdlen - 4);
+    out.fill(0, opt.nameEnd + 14, opt.end);
+  }
+  return out.length;
+}
+const EDNS_PADDING = 12;
 
 /**
  * A copy of the query with its OPT record's options removed, for a query forwarded upstream: an
@@ -361,11 +385,11 @@ export function findOpt(buf: Buffer, questionEnd: number): OptPlace | undefined 
  * cookie, RFC 7873, is one per client and server; padding, keepalive), not ours with the upstream.
  */
 export function withoutEdnsOptions(query: Buffer, questionEnd: number): Buffer {
-  const opt = findOpt(query, questionEnd);
-  if (opt === undefined || opt.end === opt.nameEnd + 10) return Buffer.from(query);
-  const out = Buffer.concat([query.subarray(0, opt.nameEnd + 10), query.subarray(opt.end)]);
-  put16(out, opt.nameEnd + 8, 0);
-  return out;
+  const scan = scanRecords(query, questionEnd);
+  const out = Buffer.from(query);
+  if (scan?.opt === undefined) return out;
+  const length = clearEdnsOptions(out, scan.opt, scan.opt.end === scan.end);
+  return length === out.length ? out : out.subarray(0, length);
 }
 
 /**
