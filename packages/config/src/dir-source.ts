@@ -57,7 +57,11 @@ export async function readConfigDir(dir: string): Promise<DirSnapshot> {
   return (await readDir(dir)).snap;
 }
 
-/** readConfigDir, and which directory it read: its device and inode (a directory replaced by another has new ones). */
+/**
+ * readConfigDir, and which directory it read: its device, inode and birth time. A directory
+ * replaced by another has another inode, or the same number again (ext4 hands a directory made
+ * right after one was removed its number): the birth time tells those apart.
+ */
 async function readDir(dir: string): Promise<{ snap: DirSnapshot; ident: string }> {
   const st = await stat(dir);
   if (!st.isDirectory()) throw new Error(`${dir} is not a directory`);
@@ -83,7 +87,7 @@ async function readDir(dir: string): Promise<{ snap: DirSnapshot; ident: string 
     data[name] = text;
     hash.update(name).update('\0').update(text).update('\0');
   }
-  return { snap: { data, version: names.length && Object.keys(data).length ? hash.hex() : '' }, ident: `${st.dev}:${st.ino}` };
+  return { snap: { data, version: names.length && Object.keys(data).length ? hash.hex() : '' }, ident: `${st.dev}:${st.ino}:${st.birthtimeMs}` };
 }
 
 export interface ConfigSourceEvents {
@@ -120,7 +124,7 @@ export class ConfigDirSource extends EventEmitter<ConfigSourceEvents> {
   private stopped = false;
   /** The directory was found missing: file events on it are dead until it is watched anew. */
   private dirGone = false;
-  /** The device and inode of the directory last read: another means it was replaced, and its watch is dead. */
+  /** The device, inode and birth time of the directory last read: others mean it was replaced, and its watch is dead. */
   private dirIdent: string | undefined;
   private unblockStart: (() => void) | undefined;
   reloads = 0;

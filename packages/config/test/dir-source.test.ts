@@ -356,3 +356,23 @@ test('a directory replaced by another in its place (moved over) is watched anew 
   await writeFile(join(dir, 'upstreamNameservers'), '["7.7.7.7"]');
   await applied;
 });
+
+test('a directory removed and made again between two reads (its inode number given again) is watched anew', async (t) => {
+  // rm -rf conf && mkdir conf: ext4 hands the new directory the old one's inode number, so the
+  // poll took it for the one watched, and the dead watch was kept: later edits waited for the poll
+  const parent = await tempDir(t);
+  const dir = join(parent, 'conf');
+  await mkdir(dir);
+  await writeFile(join(dir, 'upstreamNameservers'), '["8.8.8.8"]');
+  const { source } = await startSource(t, { dir, periodMs: 60_000 });
+  await new Promise((r) => setTimeout(r, 300));
+  await rm(dir, { recursive: true });
+  await mkdir(dir);
+  await writeFile(join(dir, 'upstreamNameservers'), '["9.9.9.9"]');
+  await source.reload(); // the poll reads the new directory
+  assert.deepEqual(upstreams(source.config), ['9.9.9.9']);
+  await new Promise((r) => setTimeout(r, 700)); // the new watch's first scan
+  const applied = nextEvent<KubeDnsConfig>(source, 'config', (c) => upstreams(c).includes('7.7.7.7'), 5_000);
+  await writeFile(join(dir, 'upstreamNameservers'), '["7.7.7.7"]');
+  await applied;
+});
