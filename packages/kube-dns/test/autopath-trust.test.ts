@@ -47,7 +47,7 @@ async function setup(t: import('node:test').TestContext, args: string[]) {
 }
 
 test('autopath trusts the client-subnet option from loopback only, and only a valid one-address option', async (t) => {
-  const { c, counts, handle } = await setup(t, ['--autopath']);
+  const { c, counts, handle, upstream } = await setup(t, ['--autopath']);
   // from loopback (kube-dns's own dnsmasq), with the pod's address: completed, over the real socket
   const ok = await askFrom('127.0.0.1', c.server, question(EXT, 'A', [subnetOf(POD_IP)]));
   assert.deepEqual(records(ok), [
@@ -81,6 +81,14 @@ test('autopath trusts the client-subnet option from loopback only, and only a va
   assert.equal(n.no_client_subnet, 2);
   // names that are not a first expansion are never considered, and existing names are unchanged
   await plain(question('example.test.shop.pod.cluster.local', 'A', [subnetOf(POD_IP)]), '127.0.0.1', 'pod zone');
+  assert.deepEqual(await counts(), n);
+  // a first label holding a dot (the one label "example.test", same length as the two it replaces)
+  // cannot be asked upstream as the pod asked it: the plain answer, nothing asked upstream
+  const dotted = question(EXT, 'A', [subnetOf(POD_IP)]);
+  Buffer.concat([Buffer.from([12]), Buffer.from('example.test')]).copy(dotted, 12);
+  const before = upstream.questions.length;
+  await plain(dotted, '127.0.0.1', 'a dot inside a label');
+  assert.equal(upstream.questions.length, before, `not asked upstream: ${JSON.stringify(upstream.questions.slice(before))}`);
   assert.deepEqual(await counts(), n);
 });
 

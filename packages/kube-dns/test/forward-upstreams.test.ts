@@ -11,6 +11,7 @@ import { buildQuery, datas, rcodeOf, type Transport } from '@kube-dns/dns-client
 import { framed, startRawServer } from '@kube-dns/testkit';
 import { Forwarder, type ForwarderOptions } from '../src/forward/forwarder.js';
 import { DROP } from '../src/server/reply-budget.js';
+import { questionEnd } from '../src/forward/reply-check.js';
 import { DnsHandler } from '../src/server/handler.js';
 import { Zone } from '../src/records/zone.js';
 import { resolve } from '../src/resolve/resolve.js';
@@ -479,4 +480,43 @@ test("a forward asking many servers leaves no abort listener behind on each exch
   }
   await sleep(50);
   assert.deepEqual(warnings, []);
+});
+
+test('a label holding a dot (a DNS-SD instance name) is a name like any other: forwarded as asked outside the zone, NXDOMAIN inside it', async (t) => {
+  // it was FORMERR, which dig reads as "no EDNS" and a resolver as a broken server
+  const seen: string[][] = [];
+  const up = await upstream(t, (q) => {
+    // the question's labels as the upstream reads them from the wire
+    const labels: string[] = [];
+    for (let off = 12; q[off] !== 0; off += q[off]! + 1) labels.push(q.toString('latin1', off + 1, off + 1 + q[off]!));
+    seen.push(labels);
+    // written by hand: the question as asked (a codec may not keep a dot inside a label), one A
+    const qEnd = questionEnd(q);
+    const head = Buffer.from(q.subarray(0, qEnd));
+    head.writeUInt16BE(0x8180, 2);
+    head.writeUInt16BE(1, 6);
+    head.writeUInt16BE(0, 10);
+    return Buffer.concat([head, Buffer.from([0xc0, 12, 0, 1, 0, 1, 0, 0, 0, 60, 0, 4, 192, 0, 2, 44])]);
+  });
+  const f = forwarder(t, [up]);
+  const zone = new Zone();
+  const handler = new DnsHandler({ zone, resolve: (n, ty, l) => resolve(zone, n, ty, OPTS, l), forwarder: f, isSynced: () => true, log: silentLogger() });
+  const ask = async (labels: string[]) => {
+    const name = Buffer.concat([...labels.map((l) => Buffer.concat([Buffer.from([l.length]), Buffer.from(l, 'latin1')])), Buffer.from([0])]);
+    const q = Buffer.concat([Buffer.from([0x12, 0x34, 0x01, 0x00, 0, 1, 0, 0, 0, 0, 0, 0]), name, Buffer.from([0, 1, 0, 1])]);
+    return dnsPacket.decode((await handler.handle(q, 'udp')) as Buffer) as dnsPacket.DecodedPacket & { rcode: string };
+  };
+  const printer = await ask(['My.Printer', '_ipp', '_tcp', 'example', 'org']);
+  assert.equal(printer.rcode, 'NOERROR');
+  assert.deepEqual(datas(printer.answers ?? []), ['192.0.2.44']);
+  assert.deepEqual(seen.pop(), ['My.Printer', '_ipp', '_tcp', 'example', 'org'], 'the upstream got the question as the client asked it');
+  // one label "x.cluster" under "local": not a name of the cluster zone
+  const outside = await ask(['x.cluster', 'local']);
+  assert.deepEqual(datas(outside.answers ?? []), ['192.0.2.44']);
+  assert.deepEqual(seen.pop(), ['x.cluster', 'local']);
+  const inside = await ask(['a.b', 'default', 'svc', 'cluster', 'local']);
+  assert.equal(inside.rcode, 'NXDOMAIN');
+  assert.equal(inside.flag_aa, true);
+  assert.deepEqual((inside.authorities ?? []).map((a) => a.type), ['SOA']);
+  assert.equal(seen.length, 0, 'a name under the zone is ours to answer');
 });

@@ -103,7 +103,9 @@ export class Autopath {
    * apply; otherwise a promise of the completed answer, or of undefined for the plain one.
    */
   complete(query: Buffer, q: ParsedQuery, qtype: string, peer: string | undefined, transport: Transport): Promise<Walked> | undefined {
-    const first = firstExpansion(q.lname, this.o.zone);
+    // a label holding a dot (written \046 in the name string, server/wire.ts) could not be asked
+    // upstream as the pod asked it: the plain answer, and the pod walks its search list itself
+    const first = q.lname.includes('\\') ? undefined : firstExpansion(q.lname, this.o.zone);
     if (!first) return undefined;
     const ecs = readClientSubnet(query, q.questionEnd);
     if (ecs.kind === 'none') return this.plain('no_client_subnet');

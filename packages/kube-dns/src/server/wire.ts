@@ -132,13 +132,17 @@ class Query implements ParsedQuery {
  */
 let lastQuery: Query | undefined;
 
-/** Scratch space for dottedName (synchronous, so never shared). */
-const DOTTED = Buffer.allocUnsafeSlow(256);
+/** Scratch space for dottedName (synchronous, so never shared): 255 octets, each dot four. */
+const DOTTED = Buffer.allocUnsafeSlow(1024);
 
 /**
- * The dotted form of a name parseQuery has checked (labels only, none with a dot, at most 255
- * octets), A-Z folded when `fold`: one pass into scratch space and one string, no per-label
- * slices, arrays, join or regular expression.
+ * The dotted form of a name parseQuery has checked (labels only, at most 255 octets), A-Z folded
+ * when `fold`: one pass into scratch space and one string, no per-label slices, arrays, join or
+ * regular expression. A dot inside a label (a DNS-SD instance name, `my\.printer._ipp._tcp`) is
+ * written `\046`, as RFC 1035 5.1 escapes an octet: the string's dots are then its label
+ * boundaries alone, and no such name can read as one under a zone or stub domain it is not under
+ * (`x\046cluster.local` is under `local`). No Kubernetes name has one: under the cluster zone it
+ * is NXDOMAIN; outside it the query's own bytes are forwarded.
  */
 function dottedName(buf: Buffer, off: number, fold: boolean): string {
   let n = 0;
@@ -147,7 +151,12 @@ function dottedName(buf: Buffer, off: number, fold: boolean): string {
     const end = off + 1 + len;
     for (let i = off + 1; i < end; i++) {
       const b = buf[i]!;
-      DOTTED[n++] = fold && b >= 0x41 && b <= 0x5a ? b | 0x20 : b;
+      if (b === 0x2e) {
+        DOTTED[n++] = 0x5c;
+        DOTTED[n++] = 0x30;
+        DOTTED[n++] = 0x34;
+        DOTTED[n++] = 0x36;
+      } else DOTTED[n++] = fold && b >= 0x41 && b <= 0x5a ? b | 0x20 : b;
     }
     off = end;
   }
@@ -228,8 +237,6 @@ export function parseQuery(buf: Buffer): ParseResult {
     const end = off + 1 + len;
     for (let i = off + 1; i < end; i++) {
       let b = buf[i]!;
-      // a dot inside a label cannot be told apart from a label boundary in our dotted names
-      if (b === 0x2e) return { ok: false, id, reason: 'a label contains a dot', opcode, flags };
       if (b >= 0x41 && b <= 0x5a) {
         b |= 0x20;
         upper = true;
