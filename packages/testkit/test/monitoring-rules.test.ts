@@ -334,6 +334,13 @@ test('every alert fires on series that should page and stays silent on series th
   }
 });
 
+test("the alerts' runbook links point at the repository the images name as their source", () => {
+  // two names for one repository: one of the links would 404
+  const source = /^ARG SOURCE=(\S+)$/m.exec(readFileSync(join(ROOT, 'images/Dockerfile'), 'utf8'))?.[1];
+  assert.ok(source, 'images/Dockerfile sets ARG SOURCE');
+  assert.ok(RUNBOOK_BASE.startsWith(`${source}/blob/`), `${RUNBOOK_BASE} is in ${source}`);
+});
+
 test('every alert has a severity, a summary, a runbook link and a runbook section that says what to do', () => {
   for (const a of ALERTS) {
     assert.match(a.labels?.severity ?? '', /^(critical|warning)$/, a.alert);
