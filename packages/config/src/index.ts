@@ -8,3 +8,4 @@ export * from './resolvconf.js';
 export * from './events/recorder.js';
 export * from './events/endpoint.js';
 export * from './transfer-to.js';
+export * from './http-limits.js';

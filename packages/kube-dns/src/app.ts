@@ -11,7 +11,7 @@ import { chooseUpstreams, stubDomainsInZones } from './forward/upstreams.js';
 import { Forwarder } from './forward/forwarder.js';
 import { registerForwardCapMetrics } from './forward/metrics.js';
 import { KubeDnsMetrics, registerMalformedMetrics, registerTcpMetrics } from './http/metrics.js';
-import { createHttpApp, listenHttp } from './http/server.js';
+import { createHttpApp, listenHttp, type HttpLimits } from './http/server.js';
 import { kubeDnsEventRecorder, reportConfigEvents, reportStubDomainsInZone } from './events/config-events.js';
 import { QueryLog } from './querylog/query-log.js';
 import { dumpJson } from './records/dump.js';
@@ -79,6 +79,8 @@ export interface StartExtras {
   addressRescanMs?: number;
   /** Retry schedule and watch bounds of the API sync (tests shorten them). */
   kubeSync?: Pick<KubeSyncOptions, 'backoff' | 'watchIdleMs' | 'maxRetryAfterMs'>;
+  /** Connections at once and idle time of the HTTP ports (defaults: @kube-dns/config's http-limits). */
+  http?: HttpLimits;
 }
 
 function readResolvConf(path: string, log: Logger): Nameserver[] {
@@ -349,12 +351,21 @@ export async function startKubeDns(o: KubeDnsOptions, x: StartExtras): Promise<K
         ? 'shutting down (lameduck): still answering, but take this replica out of the Service'
         : `waiting for the first sync with the API server (${Math.round((Date.now() - syncStarted) / 1000)} s so far)${sync?.pending() ? `: ${sync.pending()}` : ''}`,
     dump: () => dumpJson(zone, resolveOpts),
+    dumpReady: isSynced,
     registry: metrics.registry,
     version: VERSION,
     metricsPath: x.metricsPath,
   });
-  const servers: Server[] = [await listenHttp(app, o.healthzBindAddress, o.healthzPort, log, 'healthz HTTP')];
-  if (x.metricsPort !== undefined) servers.push(await listenHttp(app, o.healthzBindAddress, x.metricsPort, log, 'metrics HTTP'));
+  const servers: Server[] = [await listenHttp(app, o.healthzBindAddress, o.healthzPort, log, 'healthz HTTP', x.http)];
+  if (x.metricsPort !== undefined) {
+    // a port for metrics alone taken by another process (hostNetwork) costs the metrics, not DNS:
+    // the original's skydns served them from a goroutine whose listen error it dropped
+    try {
+      servers.push(await listenHttp(app, o.healthzBindAddress, x.metricsPort, log, 'metrics HTTP', x.http));
+    } catch (e) {
+      log.error({ err: (e as Error).message }, 'no metrics HTTP (PROMETHEUS_PORT): DNS and the healthz port go on; /metrics is also served there');
+    }
+  }
 
   // --- list/watch
   // autopath reads the same Pods watch: one writer that feeds both (after the namespace gate, if any)

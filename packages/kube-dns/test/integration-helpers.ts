@@ -17,7 +17,7 @@ export interface Cluster {
   stop(): Promise<void>;
 }
 
-export async function startCluster(opts: { log?: import('@kube-dns/config').Logger; args?: string[]; configFiles?: Record<string, string>; resolvConf?: string; seed?: (api: FakeApiServer) => unknown; forwardTimeoutMs?: number; kubeSync?: import('../src/app.js').StartExtras['kubeSync'] } = {}): Promise<Cluster> {
+export async function startCluster(opts: { log?: import('@kube-dns/config').Logger; args?: string[]; configFiles?: Record<string, string>; resolvConf?: string; seed?: (api: FakeApiServer) => unknown; forwardTimeoutMs?: number; kubeSync?: import('../src/app.js').StartExtras['kubeSync']; extras?: Partial<import('../src/app.js').StartExtras> } = {}): Promise<Cluster> {
   const api = await startFakeApiServer();
   await opts.seed?.(api);
   const dir = await tempDir('kube-dns-it-');
@@ -38,7 +38,7 @@ export async function startCluster(opts: { log?: import('@kube-dns/config').Logg
     ...(opts.args ?? []),
   ]);
   const log = opts.log ?? (process.env.TEST_LOG ? createLogger('kube-dns', 4) : silentLogger());
-  const dns = await startKubeDns(o, { log, resolvConfPath: resolvConf, forwardTimeoutMs: opts.forwardTimeoutMs ?? 500, ...(opts.kubeSync && { kubeSync: opts.kubeSync }) });
+  const dns = await startKubeDns(o, { log, resolvConfPath: resolvConf, forwardTimeoutMs: opts.forwardTimeoutMs ?? 500, ...(opts.kubeSync && { kubeSync: opts.kubeSync }), ...opts.extras });
   const server = { host: '127.0.0.1', port: dns.dnsPort };
   return {
     api,

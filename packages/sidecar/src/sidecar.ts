@@ -1,7 +1,7 @@
 // Wiring: probes and the dnsmasq poller feed the metrics and the health state; HTTP serves them.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { formatHostPort, httpListenHost, type Logger, silentLogger } from '@kube-dns/config';
+import { formatHostPort, httpListenHost, limitHttpConnections, type Logger, silentLogger } from '@kube-dns/config';
 import { DnsmasqPoller } from './dnsmasq-poller.js';
 import { type HealthBody, type ProbeHealthState, type ProbeOutcome, evaluateHealth, initialHealth, recordOutcome } from './health.js';
 import { createApp } from './http.js';
@@ -18,6 +18,8 @@ export interface SidecarRuntime {
   random?: () => number;
   /** Clock for the health staleness rule (default monotonicNow, probe.ts). */
   now?: () => number;
+  /** Connections at once and idle time of the HTTP port (defaults: @kube-dns/config's http-limits). */
+  http?: Parameters<typeof limitHttpConnections>[1];
 }
 
 export interface RunningSidecar {
@@ -54,6 +56,7 @@ export async function startSidecar(options: SidecarOptions, runtime: SidecarRunt
 
   const app = createApp({ metricsPath: options.prometheusPath, registry: metrics.registry, health });
   const server: Server = createServer(app);
+  limitHttpConnections(server, runtime.http);
   // The original registers probes before listening and dies when it cannot listen.
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

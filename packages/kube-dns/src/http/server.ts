@@ -6,7 +6,10 @@ import { performance } from 'node:perf_hooks';
 import type { Writable } from 'node:stream';
 import express from 'express';
 import type { Registry } from 'prom-client';
-import { formatHostPort, httpListenHost, type Logger } from '@kube-dns/config';
+import { formatHostPort, httpListenHost, limitHttpConnections, type Logger } from '@kube-dns/config';
+
+/** Connections at once and idle time of the HTTP ports (defaults: @kube-dns/config's http-limits; tests shorten them). */
+export type HttpLimits = Parameters<typeof limitHttpConnections>[1];
 
 export interface HttpSources {
   isSynced: () => boolean;
@@ -14,6 +17,12 @@ export interface HttpSources {
   notReadyReason?: () => string;
   /** The records as JSON (the original's /cache), in pieces: see streamPieces. */
   dump: () => Iterable<string>;
+  /**
+   * Whether the records are whole (the first sync done): before, /cache is 503 as /readiness is,
+   * rather than a part of the zone that DNS does not serve (cluster names get SERVFAIL then).
+   * The original registers /cache once synced. Default: always.
+   */
+  dumpReady?: () => boolean;
   registry: Registry;
   metricsPath?: string;
   version: string;
@@ -55,6 +64,11 @@ export function createHttpApp(src: HttpSources): express.Express {
   const stalledMs = src.cacheListings?.stalledMs ?? 30_000;
   let listings = 0;
   app.all('/cache', (req, res) => {
+    if (src.dumpReady && !src.dumpReady()) {
+      res.setHeader('Retry-After', '5');
+      reply(res, 503, TEXT, `no records yet: ${src.notReadyReason?.() ?? 'waiting for the first sync with the API server'}\n`);
+      return;
+    }
     if (req.method === 'HEAD') {
       // the headers alone: not a whole listing written for nothing
       res.setHeader('Content-Type', 'application/json; charset=utf-8');
@@ -150,9 +164,10 @@ async function streamPieces(pieces: Iterable<string>, res: Writable, stalledMs: 
   }
 }
 
-export function listenHttp(app: express.Express, host: string, port: number, log: Logger, what: string): Promise<Server> {
+export function listenHttp(app: express.Express, host: string, port: number, log: Logger, what: string, limits?: HttpLimits): Promise<Server> {
   return new Promise((resolve, reject) => {
     const server = app.listen({ port, host: httpListenHost(host) });
+    limitHttpConnections(server, limits);
     server.once('listening', () => {
       log.info({ address: server.address() }, `${what} listening`);
       resolve(server);
