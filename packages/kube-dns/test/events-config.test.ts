@@ -6,7 +6,7 @@ import { rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { datas } from '@kube-dns/dns-client';
 import { startTestDnsServer, type KubeObject } from '@kube-dns/testkit';
-import { eventually, startCluster, waitSynced, type Cluster } from './integration-helpers.js';
+import { editConfig, eventually, startCluster, waitSynced, type Cluster } from './integration-helpers.js';
 
 type Ev = KubeObject & { type: string; reason: string; message: string; count: number; involvedObject: Record<string, string>; source: { component: string } };
 const events = (c: Cluster, reason?: string) => (c.api.list('events', 'kube-system') as Ev[]).filter((e) => reason === undefined || e.reason === reason);
@@ -88,7 +88,7 @@ test('an unreachable API server does not hold up a reload; the Event arrives onc
   });
   await waitSynced(c);
   await c.api.faults.pause();
-  await writeFile(join(c.configDir, 'upstreamNameservers'), JSON.stringify([`127.0.0.1:${up.port}`]));
+  await editConfig(c, 'upstreamNameservers', JSON.stringify([`127.0.0.1:${up.port}`]));
   // the new upstream answers while the API server is down
   await eventually(async () => {
     const r = await c.ask('www.example.org', 'A', { timeoutMs: 500 });

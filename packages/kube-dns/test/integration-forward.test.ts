@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { datas } from '@kube-dns/dns-client';
 import { clusterIPService, externalNameService, startDnsmasq, startTestDnsServer, tempDir } from '@kube-dns/testkit';
 import { createLogger } from '@kube-dns/config';
-import { eventually, startCluster, waitSynced } from './integration-helpers.js';
+import { editConfig, eventually, startCluster, waitSynced } from './integration-helpers.js';
 
 test('forwarding to a real dnsmasq upstream: A, PTR misses, ExternalName targets; ConfigMap changes apply live', async (t) => {
   const dir = await tempDir();
@@ -39,8 +39,8 @@ test('forwarding to a real dnsmasq upstream: A, PTR misses, ExternalName targets
   assert.deepEqual(datas((await c.ask('ext.default.svc.cluster.local', 'CNAME')).packet.answers), ['www.example.com.']);
 
   // ConfigMap edit: another upstream and a stub domain, no restart
-  await writeFile(join(c.configDir, 'upstreamNameservers'), JSON.stringify([`127.0.0.1:${other.port}`]));
-  await writeFile(join(c.configDir, 'stubDomains'), JSON.stringify({ 'acme.local': [`127.0.0.1:${stub.port}`] }));
+  await editConfig(c, 'upstreamNameservers', JSON.stringify([`127.0.0.1:${other.port}`]));
+  await editConfig(c, 'stubDomains', JSON.stringify({ 'acme.local': [`127.0.0.1:${stub.port}`] }));
   // Two files, two edits: either may be applied first, so wait for both.
   await eventually(async () => {
     assert.deepEqual(datas((await c.ask('my.test', 'A')).packet.answers), ['198.51.100.7']);
@@ -49,7 +49,7 @@ test('forwarding to a real dnsmasq upstream: A, PTR misses, ExternalName targets
   assert.equal(stub.questions.at(-1)?.name, 'x.acme.local');
 
   // an invalid edit is rejected, the last good config stays
-  await writeFile(join(c.configDir, 'upstreamNameservers'), '["1.1.1.1", "2.2.2.2", "3.3.3.3", "4.4.4.4"]');
+  await editConfig(c, 'upstreamNameservers', '["1.1.1.1", "2.2.2.2", "3.3.3.3", "4.4.4.4"]');
   await eventually(async () => assert.match((await c.http('/metrics')).body, /kubedns_config_rejects_total 1/), 15_000);
   assert.deepEqual(datas((await c.ask('other.test', 'A')).packet.answers), ['198.51.100.7']);
   assert.match((await c.http('/metrics')).body, /kubedns_forward_requests_total\{server="127\.0\.0\.1:\d+"\} \d+/);
@@ -106,9 +106,9 @@ test('an upstream that is kube-dns itself is refused (no forwarding loop); resol
   t.after(() => c.stop());
   await waitSynced(c);
   // our own address as the only upstream: refused, so queries fail fast with SERVFAIL instead of looping
-  await writeFile(join(c.configDir, 'upstreamNameservers'), JSON.stringify([`127.0.0.1:${c.server.port}`]));
+  await editConfig(c, 'upstreamNameservers', JSON.stringify([`127.0.0.1:${c.server.port}`]));
   await eventually(async () => assert.equal((await c.ask('loop.example', 'A', { timeoutMs: 3000 })).packet.rcode, 'SERVFAIL'), 3000);
-  await writeFile(join(c.configDir, 'upstreamNameservers'), JSON.stringify([`127.0.0.1:${up.port}`]));
+  await editConfig(c, 'upstreamNameservers', JSON.stringify([`127.0.0.1:${up.port}`]));
   await eventually(async () => assert.deepEqual(datas((await c.ask('ok.example', 'A')).packet.answers), ['192.0.2.77']), 3000);
   assert.ok(!up.questions.some((q) => q.name === 'loop.example'));
 });
@@ -125,7 +125,7 @@ test('--nameservers is ignored with --config-dir, as in the original: an empty u
   assert.equal((await c.ask('www.example.org', 'A')).packet.rcode, 'SERVFAIL');
   assert.equal(flagged.questions.length, 0, 'the --nameservers server is not asked');
   // the ConfigMap's upstreams apply as ever
-  await writeFile(join(c.configDir, 'upstreamNameservers'), JSON.stringify([`127.0.0.1:${configured.port}`]));
+  await editConfig(c, 'upstreamNameservers', JSON.stringify([`127.0.0.1:${configured.port}`]));
   await eventually(async () => assert.deepEqual(datas((await c.ask('www.example.org', 'A')).packet.answers), ['192.0.2.99']), 5000);
   assert.equal(flagged.questions.length, 0);
 });

@@ -77,3 +77,15 @@ export async function waitSynced(c: Cluster, ms = 5000): Promise<void> {
     if (!c.dns.sync.synced) throw new Error('not synced');
   }, ms);
 }
+
+/**
+ * Writes a ConfigMap key as a kubelet does, in one step (a new file renamed over the old): a
+ * plain writeFile truncates, then writes, and a read between the two (a file event, the poll)
+ * saw the key empty and applied that as the config.
+ */
+export async function editConfig(c: Pick<Cluster, 'configDir'>, key: string, value: string): Promise<void> {
+  const { rename } = await import('node:fs/promises');
+  const tmp = join(c.configDir, `.${key}.${process.pid}.tmp`);
+  await writeFile(tmp, value);
+  await rename(tmp, join(c.configDir, key));
+}

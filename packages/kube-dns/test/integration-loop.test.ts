@@ -7,7 +7,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { datas, exchange } from '@kube-dns/dns-client';
 import { startTestDnsServer } from '@kube-dns/testkit';
-import { eventually, startCluster, waitSynced } from './integration-helpers.js';
+import { editConfig, eventually, startCluster, waitSynced } from './integration-helpers.js';
 
 test('an upstream that hands queries back to kube-dns is detected and dropped; the honest one keeps answering', async (t) => {
   let kubeDnsPort = 0;
@@ -29,7 +29,7 @@ test('an upstream that hands queries back to kube-dns is detected and dropped; t
   kubeDnsPort = c.server.port;
   await waitSynced(c);
   // the looping server first, as a misconfigured node would list it
-  await writeFile(join(c.configDir, 'upstreamNameservers'), JSON.stringify([`127.0.0.1:${looping.port}`, `127.0.0.1:${honest.port}`]));
+  await editConfig(c, 'upstreamNameservers', JSON.stringify([`127.0.0.1:${looping.port}`, `127.0.0.1:${honest.port}`]));
   await eventually(async () => assert.match((await c.http('/metrics')).body, /^kubedns_forward_loops_detected_total 1$/m), 5000);
   assert.match((await c.http('/metrics')).body, /^kubedns_forward_loops_active 1$/m, 'the state an alert reads, whenever the loop was found');
   assert.ok(looping.questions.some((q) => q.name.endsWith('loop-check.kube-dns.invalid')), 'the probe went through the looping upstream');
@@ -40,7 +40,7 @@ test('an upstream that hands queries back to kube-dns is detected and dropped; t
   assert.equal(looping.questions.length, before, 'the looping upstream is no longer used');
 
   // a ConfigMap change re-checks: fixing the config brings forwarding back to normal
-  await writeFile(join(c.configDir, 'upstreamNameservers'), JSON.stringify([`127.0.0.1:${honest.port}`]));
+  await editConfig(c, 'upstreamNameservers', JSON.stringify([`127.0.0.1:${honest.port}`]));
   await eventually(async () => assert.deepEqual(datas((await c.ask('again.example.net', 'A')).packet.answers), ['192.0.2.44']), 3000);
   await eventually(async () => assert.match((await c.http('/metrics')).body, /^kubedns_forward_loops_active 0$/m, 'nothing dropped once the config changed'), 5000);
 });

@@ -13,7 +13,7 @@ import { createLogger, type Nameserver } from '@kube-dns/config';
 import { buildQuery, datas, exchange, query } from '@kube-dns/dns-client';
 import { clusterIPService, startTestDnsServer } from '@kube-dns/testkit';
 import { Forwarder } from '../src/forward/forwarder.js';
-import { type Cluster, eventually, startCluster, waitSynced } from './integration-helpers.js';
+import { editConfig, type Cluster, eventually, startCluster, waitSynced } from './integration-helpers.js';
 import { startStack } from './server-stack.js';
 
 /** A logger whose lines are kept (JSON objects). */
@@ -62,7 +62,7 @@ test('a stub server that relays the domain back to kube-dns (the Service IP, say
   await waitSynced(c);
 
   const server = `127.0.0.1:${relay.port}`;
-  await writeFile(join(c.configDir, 'stubDomains'), JSON.stringify({ 'corp.example': [server] }));
+  await editConfig(c, 'stubDomains', JSON.stringify({ 'corp.example': [server] }));
   await eventually(async () => assert.equal(await loopsCounted(c), 1, 'kubedns_forward_loops_detected_total'), 5000);
   const said = lines.find((l) => l.level === 50 && /loop/.test(l.msg));
   assert.ok(said, 'an error line says so');
@@ -100,7 +100,7 @@ test("a stub server that is kube-dns's own address is detected the same way", as
   t.after(() => c.stop());
   await waitSynced(c);
   const self = `127.0.0.1:${c.server.port}`;
-  await writeFile(join(c.configDir, 'stubDomains'), JSON.stringify({ 'corp.example': [self] }));
+  await editConfig(c, 'stubDomains', JSON.stringify({ 'corp.example': [self] }));
   await eventually(async () => assert.equal(await loopsCounted(c), 1, 'kubedns_forward_loops_detected_total'), 5000);
   assert.ok(lines.some((l) => l.level === 50 && l.msg.includes('corp.example') && l.msg.includes(self)), 'logged, naming the domain and the server');
   const r = await c.ask('x.corp.example', 'A');

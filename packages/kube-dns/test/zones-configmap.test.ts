@@ -9,7 +9,7 @@ import { execa } from 'execa';
 import { datas } from '@kube-dns/dns-client';
 import { clusterIPService } from '@kube-dns/testkit';
 import { parseConfig } from '@kube-dns/config';
-import { eventually, startCluster, waitSynced, type Cluster } from './integration-helpers.js';
+import { editConfig, eventually, startCluster, waitSynced, type Cluster } from './integration-helpers.js';
 
 const Z = 'cluster.local';
 let c: Cluster;
@@ -27,9 +27,9 @@ const bare = async (): Promise<string> => {
 
 test('ignoreEmptyService: on and off live; a bad value is rejected and the last good state stays', async () => {
   assert.equal(await bare(), '10.11.0.1');
-  await writeFile(join(c.configDir, 'ignoreEmptyService'), 'true');
+  await editConfig(c, 'ignoreEmptyService', 'true');
   await eventually(async () => assert.equal(await bare(), 'NXDOMAIN'), 5000);
-  await writeFile(join(c.configDir, 'ignoreEmptyService'), 'maybe');
+  await editConfig(c, 'ignoreEmptyService', 'maybe');
   await eventually(async () => assert.match((await c.http('/metrics')).body, /kubedns_config_rejects_total [1-9]/), 5000);
   assert.equal(await bare(), 'NXDOMAIN', 'last good value kept');
   await rm(join(c.configDir, 'ignoreEmptyService'));
@@ -38,9 +38,9 @@ test('ignoreEmptyService: on and off live; a bad value is rejected and the last 
 
 test('transferTo: transfers turned on and off without a restart', async () => {
   assert.match(await axfr(), /Transfer failed/);
-  await writeFile(join(c.configDir, 'transferTo'), '127.0.0.0/8');
+  await editConfig(c, 'transferTo', '127.0.0.0/8');
   await eventually(async () => assert.match(await axfr(), new RegExp(`bare\\.default\\.svc\\.${Z}\\.\\s+30\\s+IN\\s+A\\s+10\\.11\\.0\\.1`)), 5000, 100);
-  await writeFile(join(c.configDir, 'transferTo'), '');
+  await editConfig(c, 'transferTo', '');
   await eventually(async () => assert.match(await axfr(), /Transfer failed/), 5000, 100);
 });
 

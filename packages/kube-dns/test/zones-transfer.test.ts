@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import { datas } from '@kube-dns/dns-client';
 import { clusterIPService, endpointSlice, externalService, freePort, headlessService, startNamedSecondary, type FakeApiServer, type RunningNamed } from '@kube-dns/testkit';
-import { eventually, startCluster, waitSynced, type Cluster } from './integration-helpers.js';
+import { editConfig, eventually, startCluster, waitSynced, type Cluster } from './integration-helpers.js';
 import { parseOptions } from '../src/options.js';
 
 const Z = 'cluster.local';
@@ -88,7 +88,7 @@ test('the BIND secondary follows a live ignoreEmptyService change too (a new ser
   c.api.upsert('services', clusterIPService('default', 'lonely', ['10.0.0.79'])); // no endpoints
   const named79 = async () => dig(named.port, `lonely.default.svc.${Z}`, 'A', '+short');
   await eventually(async () => assert.match(await named79(), /^10\.0\.0\.79$/m), 15_000, 200);
-  await writeFile(join(c.configDir, 'ignoreEmptyService'), 'true');
+  await editConfig(c, 'ignoreEmptyService', 'true');
   await eventually(async () => assert.equal((await c.ask(`lonely.default.svc.${Z}`, 'A')).packet.rcode, 'NXDOMAIN'), 10_000, 100);
   await eventually(async () => assert.equal((await named79()).trim(), ''), 15_000, 200).catch((e) => {
     throw new Error(`${String(e)}\nnamed log:\n${named.log()}`);
