@@ -164,11 +164,20 @@ test('the Deployment keeps the original pod: containers, ports, probes, mounts',
   for (const c of spec.containers as Obj[]) {
     assert.equal(c.livenessProbe.failureThreshold, 5, `${c.name}: several failures before a restart`);
   }
+  // The liveness of kubedns and dnsmasq asks the sidecar's DNS probes, which fail until kube-dns's
+  // first sync (SERVFAIL, never a wrong answer): it starts only once kube-dns is ready, within 10
+  // minutes, or a slow API server at start restarted both after 100 s (the original's crash loop).
+  for (const name of ['kubedns', 'dnsmasq']) {
+    const s = container(name).startupProbe;
+    assert.equal(probe(s), '/readiness@8081', `${name}: liveness held until kube-dns has synced`);
+    assert.ok((s.periodSeconds ?? 10) * s.failureThreshold >= 600, `${name}: ${s.periodSeconds} s x ${s.failureThreshold} to sync`);
+  }
+  assert.equal(container('sidecar').startupProbe, undefined);
   // Every probe targets a port some container of the pod listens on.
   const listening = new Set((spec.containers as Obj[]).flatMap((c) => c.ports.map((p: Obj) => p.containerPort)));
   listening.add(8081); // kubedns --healthz-port (the original declares no port for it)
   for (const c of spec.containers as Obj[]) {
-    for (const p of [c.livenessProbe, c.readinessProbe].filter(Boolean)) assert.ok(listening.has(p.httpGet.port), `${c.name}: probe port`);
+    for (const p of [c.livenessProbe, c.readinessProbe, c.startupProbe].filter(Boolean)) assert.ok(listening.has(p.httpGet.port), `${c.name}: probe port`);
   }
 
   const mount = (c: string, volume: string) => container(c).volumeMounts.find((m: Obj) => m.name === volume)?.mountPath;
