@@ -335,44 +335,45 @@ test('stop() leaves nothing running: a process that starts and stops a source ex
   assert.equal(out.trim(), '8.8.8.8');
 });
 
-test('a directory replaced by another in its place (moved over) is watched anew once a read finds it', async (t) => {
-  // `mv conf conf.old && mv conf.new conf`: the directory is never missing, so nothing said its
-  // watch was dead (the old directory's, which hears nothing of the new one), and every later
-  // edit waited for the poll
-  const parent = await tempDir(t);
-  const dir = join(parent, 'conf');
-  await mkdir(dir);
-  await writeFile(join(dir, 'upstreamNameservers'), '["8.8.8.8"]');
-  const { source } = await startSource(t, { dir, periodMs: 60_000 });
-  await mkdir(join(parent, 'conf.new'));
-  await writeFile(join(parent, 'conf.new', 'upstreamNameservers'), '["9.9.9.9"]');
-  await rename(dir, join(parent, 'conf.old'));
-  await rename(join(parent, 'conf.new'), dir);
-  await source.reload(); // the poll finds the new directory
-  assert.deepEqual(upstreams(source.config), ['9.9.9.9']);
-  await new Promise((r) => setTimeout(r, 500)); // the new watch's first scan
-  // the poll is a minute away: only a watch of the new directory can deliver this
-  const applied = nextEvent<KubeDnsConfig>(source, 'config', (c) => upstreams(c).includes('7.7.7.7'), 5_000);
-  await writeFile(join(dir, 'upstreamNameservers'), '["7.7.7.7"]');
-  await applied;
-});
-
-test('a directory removed and made again between two reads (its inode number given again) is watched anew', async (t) => {
-  // rm -rf conf && mkdir conf: ext4 hands the new directory the old one's inode number, so the
-  // poll took it for the one watched, and the dead watch was kept: later edits waited for the poll
+/**
+ * A config directory holding 8.8.8.8, `replace`d by one holding 9.9.9.9 and found by a read (the
+ * poll), then edited to 7.7.7.7: the poll is a minute away, so only a watch of the new directory
+ * can deliver the edit.
+ */
+async function replacedDirIsWatched(t: TestContext, replace: (parent: string, dir: string) => Promise<void>): Promise<void> {
   const parent = await tempDir(t);
   const dir = join(parent, 'conf');
   await mkdir(dir);
   await writeFile(join(dir, 'upstreamNameservers'), '["8.8.8.8"]');
   const { source } = await startSource(t, { dir, periodMs: 60_000 });
   await new Promise((r) => setTimeout(r, 300));
-  await rm(dir, { recursive: true });
-  await mkdir(dir);
-  await writeFile(join(dir, 'upstreamNameservers'), '["9.9.9.9"]');
+  await replace(parent, dir);
   await source.reload(); // the poll reads the new directory
   assert.deepEqual(upstreams(source.config), ['9.9.9.9']);
   await new Promise((r) => setTimeout(r, 700)); // the new watch's first scan
   const applied = nextEvent<KubeDnsConfig>(source, 'config', (c) => upstreams(c).includes('7.7.7.7'), 5_000);
   await writeFile(join(dir, 'upstreamNameservers'), '["7.7.7.7"]');
   await applied;
+}
+
+test('a directory replaced by another in its place (moved over) is watched anew once a read finds it', async (t) => {
+  // `mv conf conf.old && mv conf.new conf`: the directory is never missing, so nothing said its
+  // watch was dead (the old directory's, which hears nothing of the new one), and every later
+  // edit waited for the poll
+  await replacedDirIsWatched(t, async (parent, dir) => {
+    await mkdir(join(parent, 'conf.new'));
+    await writeFile(join(parent, 'conf.new', 'upstreamNameservers'), '["9.9.9.9"]');
+    await rename(dir, join(parent, 'conf.old'));
+    await rename(join(parent, 'conf.new'), dir);
+  });
+});
+
+test('a directory removed and made again between two reads (its inode number given again) is watched anew', async (t) => {
+  // rm -rf conf && mkdir conf: ext4 hands the new directory the old one's inode number, so the
+  // poll took it for the one watched, and the dead watch was kept: later edits waited for the poll
+  await replacedDirIsWatched(t, async (_parent, dir) => {
+    await rm(dir, { recursive: true });
+    await mkdir(dir);
+    await writeFile(join(dir, 'upstreamNameservers'), '["9.9.9.9"]');
+  });
 });
