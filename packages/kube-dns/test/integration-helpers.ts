@@ -38,7 +38,12 @@ export async function startCluster(opts: { log?: import('@kube-dns/config').Logg
     ...(opts.args ?? []),
   ]);
   const log = opts.log ?? (process.env.TEST_LOG ? createLogger('kube-dns', 4) : silentLogger());
-  const dns = await startKubeDns(o, { log, resolvConfPath: resolvConf, forwardTimeoutMs: opts.forwardTimeoutMs ?? 500, ...(opts.kubeSync && { kubeSync: opts.kubeSync }), ...opts.extras });
+  const dns = await startKubeDns(o, { log, resolvConfPath: resolvConf, forwardTimeoutMs: opts.forwardTimeoutMs ?? 500, ...(opts.kubeSync && { kubeSync: opts.kubeSync }), ...opts.extras }).catch(async (e: unknown) => {
+    // a start that fails leaves nothing behind either
+    await api.close();
+    await dir.cleanup();
+    throw e;
+  });
   const server = { host: '127.0.0.1', port: dns.dnsPort };
   return {
     api,
