@@ -25,32 +25,27 @@ const fmt = (s: Server) => (isIP(s.host) === 6 ? `[${s.host}]:${s.port}` : `${s.
 /**
  * Sends `message` (a complete DNS message) and resolves with the first reply whose ID matches.
  * UDP replies from another address or with another ID are ignored, as a resolver must.
- * `signal` gives up before the timeout (the socket closed, the exchange rejected with its reason).
  */
-export function exchange(server: Server, message: Buffer, transport: Transport, timeoutMs: number, signal?: AbortSignal): Promise<Buffer> {
-  if (signal?.aborted) return Promise.reject(signal.reason as Error);
-  return transport === 'udp' ? exchangeUdp(server, message, timeoutMs, signal) : exchangeTcp(server, message, timeoutMs, signal);
+export function exchange(server: Server, message: Buffer, transport: Transport, timeoutMs: number): Promise<Buffer> {
+  return transport === 'udp' ? exchangeUdp(server, message, timeoutMs) : exchangeTcp(server, message, timeoutMs);
 }
 
-function exchangeUdp(server: Server, message: Buffer, timeoutMs: number, signal?: AbortSignal): Promise<Buffer> {
-  if (isIP(server.host) === 0) return exchangeUdpByName(server, message, timeoutMs, signal);
+function exchangeUdp(server: Server, message: Buffer, timeoutMs: number): Promise<Buffer> {
+  if (isIP(server.host) === 0) return exchangeUdpByName(server, message, timeoutMs);
   return new Promise((resolve, reject) => {
     const family = isIP(server.host) === 6 ? 'udp6' : 'udp4';
     const sock = createSocket(family);
     const id = message.readUInt16BE(0);
     let done = false;
-    let unlisten = (): void => undefined;
     const finish = (err: Error | null, reply?: Buffer) => {
       if (done) return;
       done = true;
       clearTimeout(timer);
-      unlisten();
       sock.close();
       if (err) reject(err);
       else resolve(reply!);
     };
     const timer = setTimeout(() => finish(new DnsTimeoutError(server, 'udp', timeoutMs)), timeoutMs);
-    unlisten = onAbort(signal, finish);
     sock.on('error', (e) => {
       // Node says "recvmsg ECONNREFUSED" without the peer; say which server refused, as TCP's message does.
       if (!e.message.includes(fmt(server))) e.message = `${e.message} ${fmt(server)}`;
@@ -71,17 +66,6 @@ function exchangeUdp(server: Server, message: Buffer, timeoutMs: number, signal?
   });
 }
 
-/**
- * Ends an exchange with the signal's reason when it is aborted (its socket closed by `finish`);
- * returns what takes the listener off again, for `finish` to call (one signal may serve many).
- */
-function onAbort(signal: AbortSignal | undefined, finish: (err: Error) => void): () => void {
-  if (!signal) return () => undefined;
-  const listener = (): void => finish(signal.reason as Error);
-  signal.addEventListener('abort', listener, { once: true });
-  return () => signal.removeEventListener('abort', listener);
-}
-
 /** Lookups under way, by name: node cannot cancel one, so an exchange that timed out leaves it running. */
 const lookups = new Map<string, Promise<string>>();
 
@@ -93,7 +77,7 @@ const lookups = new Map<string, Promise<string>>();
  * every exchange for that name shares the one lookup under way: a new one per probe would queue
  * behind it in libuv's four threads, one more every probe interval.
  */
-async function exchangeUdpByName(server: Server, message: Buffer, timeoutMs: number, signal?: AbortSignal): Promise<Buffer> {
+async function exchangeUdpByName(server: Server, message: Buffer, timeoutMs: number): Promise<Buffer> {
   const started = Date.now();
   let looking = lookups.get(server.host);
   if (!looking) {
@@ -120,27 +104,23 @@ async function exchangeUdpByName(server: Server, message: Buffer, timeoutMs: num
       throw e;
     })
     .finally(() => clearTimeout(timer));
-  if (signal?.aborted) throw signal.reason as Error;
-  return exchangeUdp({ host: address, port: server.port }, message, Math.max(1, timeoutMs - (Date.now() - started)), signal);
+  return exchangeUdp({ host: address, port: server.port }, message, Math.max(1, timeoutMs - (Date.now() - started)));
 }
 
-function exchangeTcp(server: Server, message: Buffer, timeoutMs: number, signal?: AbortSignal): Promise<Buffer> {
+function exchangeTcp(server: Server, message: Buffer, timeoutMs: number): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const sock = connect({ host: server.host, port: server.port });
     let buf = Buffer.alloc(0);
     let done = false;
-    let unlisten = (): void => undefined;
     const finish = (err: Error | null, reply?: Buffer) => {
       if (done) return;
       done = true;
       clearTimeout(timer);
-      unlisten();
       sock.destroy();
       if (err) reject(err);
       else resolve(reply!);
     };
     const timer = setTimeout(() => finish(new DnsTimeoutError(server, 'tcp', timeoutMs)), timeoutMs);
-    unlisten = onAbort(signal, finish);
     sock.on('error', (e) => finish(e));
     sock.on('connect', () => {
       const len = Buffer.alloc(2);

@@ -15,18 +15,9 @@ import { questionEnd, replyProblem } from './reply-check.js';
 import { Flag, capEdnsUdpSize, errorReply, withoutEdnsOptions } from '../server/wire.js';
 import { OUR_UDP_SIZE } from '../server/encode.js';
 
-/** One server's counts, and whether its last exchange failed. */
-interface ServerStats {
-  requests: number;
-  failures: number;
-  failing?: boolean;
-  downUntil?: number;
-  lastUsed?: number;
-}
-
 export interface ForwardStats {
-  /** server "ip:port" → its counts */
-  perServer: Map<string, ServerStats>;
+  /** server "ip:port" → counts, and whether its last exchange failed */
+  perServer: Map<string, { requests: number; failures: number; failing?: boolean; downUntil?: number; lastUsed?: number }>;
 }
 
 export interface ForwarderOptions {
@@ -63,7 +54,7 @@ export interface ForwarderOptions {
 interface Attempt {
   /** As the client sent it. */
   readonly query: Buffer;
-  /** The copy sent upstream (each exchange sends it with an ID of its own). */
+  /** The copy sent upstream (its ID replaced for each server). */
   readonly out: Buffer;
   /** End of the question. */
   readonly qEnd: number;
@@ -75,30 +66,6 @@ interface Attempt {
   timedOut: Nameserver[];
   /** The last SERVFAIL or REFUSED, relayed when no server does better. */
   last: Buffer | undefined;
-  /** Exchanges past their own timeout, still listening for a late reply until the deadline. */
-  late: number;
-  /** The first good late reply, once in: the forward's answer. */
-  lateAnswer: Buffer | undefined;
-  /** Told when a late exchange ends (answered or not): the ask or the final wait under way. */
-  wake: (() => void) | undefined;
-  /** Aborted when the forward is over: the late exchanges stop listening. */
-  readonly over: AbortController;
-}
-
-/** What ended an ask's wait other than its own exchange: its timeout, or a late reply to an earlier one. */
-const TIMED_OUT = Symbol('timed out');
-const LATE = Symbol('late reply');
-
-/** Waits up to `ms` for a late reply to answer `a`, or for its last late exchange to end. */
-function waitLate(a: Attempt, ms: number): Promise<void> {
-  return new Promise<void>((resolve) => {
-    const timer = setTimeout(resolve, Math.max(0, ms));
-    a.wake = () => {
-      if (!a.lateAnswer && a.late > 0) return;
-      clearTimeout(timer);
-      resolve();
-    };
-  }).finally(() => (a.wake = undefined));
 }
 
 /**
@@ -180,11 +147,6 @@ export class Forwarder {
 
   /** UDP to upstream and stub servers: a few long-lived sockets per server (upstream-sockets.ts). */
   private readonly sockets = new UpstreamSockets();
-
-  /** UDP exchanges with upstream servers waiting for a reply (tests: none outlives its forward). */
-  get exchangesWaiting(): number {
-    return this.sockets.waiting;
-  }
 
   /** Closes the upstream sockets; forwards still waiting fail (shutdown). */
   close(): void {
@@ -396,108 +358,55 @@ export class Forwarder {
     if (qEnd < 0) return undefined;
     const out = withoutEdnsOptions(query, qEnd); // a copy: the client's EDNS options stay with us (hop by hop)
     if (transport === 'udp') capEdnsUdpSize(out, qEnd, OUR_UDP_SIZE); // we relay no more over UDP anyway
-    const attempt: Attempt = { query, out, qEnd, lname, transport, timeoutMs, deadline, timedOut: [], last: undefined, late: 0, lateAnswer: undefined, wake: undefined, over: new AbortController() };
-    try {
-      // round after round while time is left, as CoreDNS's forward does: a lost datagram to the
-      // only upstream (a node resolv.conf with one nameserver) is asked again, not a SERVFAIL.
-      // Only servers that timed out go round again: an error comes at once (a refused port would
-      // spin until the deadline), and a SERVFAIL or REFUSED is that server's answer.
-      for (let round: readonly Nameserver[] = servers; round.length > 0; ) {
-        attempt.timedOut = [];
-        for (const s of round) {
-          // a late reply may have come between two asks
-          if (attempt.lateAnswer || deadline - performance.now() < 1) return attempt.lateAnswer ?? attempt.last;
-          const reply = await this.ask(s, attempt);
-          if (reply) return reply;
-        }
-        round = attempt.timedOut;
+    const attempt: Attempt = { query, out, qEnd, lname, transport, timeoutMs, deadline, timedOut: [], last: undefined };
+    // round after round while time is left, as CoreDNS's forward does: a lost datagram to the
+    // only upstream (a node resolv.conf with one nameserver) is asked again, not a SERVFAIL.
+    // Only servers that timed out go round again: an error comes at once (a refused port would
+    // spin until the deadline), and a SERVFAIL or REFUSED is that server's answer.
+    for (let round: readonly Nameserver[] = servers; round.length > 0; ) {
+      attempt.timedOut = [];
+      for (const s of round) {
+        if (deadline - performance.now() < 1) return attempt.last;
+        const reply = await this.ask(s, attempt);
+        if (reply) return reply;
       }
-      // no one left to ask, but an earlier exchange may still answer
-      if (attempt.late > 0 && !attempt.lateAnswer) await waitLate(attempt, deadline - performance.now());
-      return attempt.lateAnswer ?? attempt.last;
-    } finally {
-      attempt.over.abort(new Error('forward over'));
+      round = attempt.timedOut;
     }
+    return attempt.last;
   }
 
   /**
    * One server asked once: the reply to relay (the client's ID and spelling of the question
    * restored), or undefined to go on, with a SERVFAIL or REFUSED kept in `a.last` and a server
-   * that timed out in `a.timedOut`. A server past its timeout is still listened to until the
-   * deadline, while the next is asked: its late reply answers the forward as well as any. An
-   * upstream that takes 2.5 s (a cold recursive lookup, a far stub server) answers every time;
-   * before, each try gave up at 2 s and dropped the reply that came after.
+   * that timed out in `a.timedOut`.
    */
   private async ask(s: Nameserver, a: Attempt): Promise<Buffer | undefined> {
-    const { out, lname, transport } = a;
+    const { query, out, qEnd, lname, transport } = a;
     const key = serverKey(s);
     const st = this.stats.perServer.get(key) ?? { requests: 0, failures: 0 };
     this.stats.perServer.set(key, st);
     st.requests++;
     st.lastUsed = performance.now();
-    const left = Math.floor(a.deadline - performance.now());
-    const timeout = Math.min(a.timeoutMs, left);
-    const server = { host: s.host, port: s.port };
-    let exchanged: Promise<Buffer>;
-    if (transport === 'udp') exchanged = this.sockets.exchange(server, out, left, a.over.signal); // its own random ID, per socket
-    else {
-      // a fresh random ID towards the upstream: the client's ID is predictable to an off-path
-      // spoofer. A copy of its own: an earlier exchange may still be listening with its ID
-      const msg = Buffer.from(out);
-      msg.writeUInt16BE(randomInt(0, 65536), 0);
-      exchanged = exchange(server, msg, transport, left, a.over.signal);
-    }
-    let timer: NodeJS.Timeout | undefined;
-    const first = await new Promise<Buffer | Error | typeof TIMED_OUT | typeof LATE>((resolve) => {
-      timer = setTimeout(resolve, timeout, TIMED_OUT);
-      a.wake = () => a.lateAnswer && resolve(LATE);
-      exchanged.then(resolve, (e: unknown) => resolve(e instanceof Error ? e : new Error(String(e))));
-    }).finally(() => {
-      clearTimeout(timer);
-      a.wake = undefined;
-    });
-    if (first === LATE) return a.lateAnswer;
-    if (first === TIMED_OUT || first instanceof DnsTimeoutError) {
+    // a fresh random ID towards the upstream: the client's ID is predictable to an off-path spoofer
+    out.writeUInt16BE(randomInt(0, 65536), 0);
+    const timeout = Math.min(a.timeoutMs, Math.floor(a.deadline - performance.now()));
+    let reply: Buffer;
+    try {
+      const server = { host: s.host, port: s.port };
+      reply = transport === 'udp' ? await this.sockets.exchange(server, out, timeout) : await exchange(server, out, transport, timeout);
+    } catch (e) {
       st.downUntil = performance.now() + (this.opts.downRetryMs ?? DOWN_RETRY_MS);
-      this.failed(key, st, new DnsTimeoutError(server, transport, timeout).message, lname);
-      a.timedOut.push(s);
-      if (first === TIMED_OUT) {
-        a.late++;
-        exchanged.then(
-          (reply) => {
-            a.late--;
-            a.lateAnswer ??= this.accept(key, st, reply, a, true);
-            a.wake?.();
-          },
-          () => {
-            a.late--;
-            a.wake?.();
-          },
-        );
-      }
+      this.failed(key, st, (e as Error).message, lname);
+      if (e instanceof DnsTimeoutError) a.timedOut.push(s);
       return undefined;
     }
-    if (first instanceof Error) {
-      st.downUntil = performance.now() + (this.opts.downRetryMs ?? DOWN_RETRY_MS);
-      this.failed(key, st, first.message, lname);
-      return undefined;
-    }
-    return this.accept(key, st, first, a);
-  }
-
-  /**
-   * A server's reply, checked: the one to relay, or undefined to go on (a SERVFAIL or REFUSED kept
-   * in `a.last`). A `late` one's exchange was counted as failed at its timeout, and is not again.
-   */
-  private accept(key: string, st: ServerStats, reply: Buffer, a: Attempt, late = false): Buffer | undefined {
-    const { query, qEnd, lname } = a;
     const clientId = query.readUInt16BE(0);
     const problem = replyProblem(reply, query.subarray(12, qEnd));
     // a TC reply cut with its counts left as they were: the question with TC, the client retries over TCP
     if (problem === 'truncated') return errorReply(query, clientId, reply[3]! & 0xf, qEnd, Flag.TC | Flag.RA | (reply.readUInt16BE(2) & Flag.AA));
     if (problem) {
       st.downUntil = performance.now() + (this.opts.downRetryMs ?? DOWN_RETRY_MS);
-      if (!late) this.failed(key, st, problem, lname);
+      this.failed(key, st, problem, lname);
       return undefined;
     }
     st.downUntil = undefined;
@@ -508,7 +417,7 @@ export class Forwarder {
     // the name's fate, and glibc's resolver and dnsmasq move on from it too
     const rcode = reply.readUInt16BE(2) & 0xf;
     if (rcode === RCODE_SERVFAIL || rcode === RCODE_REFUSED) {
-      if (!late) this.failed(key, st, rcode === RCODE_SERVFAIL ? 'answered SERVFAIL' : 'answered REFUSED', lname);
+      this.failed(key, st, rcode === RCODE_SERVFAIL ? 'answered SERVFAIL' : 'answered REFUSED', lname);
       a.last = reply;
       return undefined;
     }

@@ -91,21 +91,10 @@ export class UpstreamSockets {
     return this.live.size;
   }
 
-  /** Exchanges waiting for a reply, on every socket. */
-  get waiting(): number {
-    let n = 0;
-    for (const slot of this.live) n += slot.pending.size;
-    return n;
-  }
-
-  /**
-   * Sends `message` (its ID replaced) and resolves with the reply, as dns-client's exchange does
-   * over UDP. `signal` gives up waiting (the forward is over): the exchange rejects with its reason.
-   */
-  exchange(server: Server, message: Buffer, timeoutMs: number, signal?: AbortSignal): Promise<Buffer> {
+  /** Sends `message` (its ID replaced) and resolves with the reply, as dns-client's exchange does over UDP. */
+  exchange(server: Server, message: Buffer, timeoutMs: number): Promise<Buffer> {
     const question = questionOf(message);
     if (!question) return Promise.reject(new Error('not a query with a question'));
-    if (signal?.aborted) return Promise.reject(signal.reason as Error);
     const slot = this.slotFor(server);
     slot.uses++;
     slot.lastUsed = performance.now();
@@ -113,42 +102,29 @@ export class UpstreamSockets {
     while (slot.pending.has(id)) id = randomInt(0, 65536);
     const out = Buffer.from(message);
     out.writeUInt16BE(id, 0);
-    return new Promise<Buffer>((resolveExchange, rejectExchange) => {
-      // the abort listener goes when the exchange ends: a forward asks several servers on one signal
-      const onAbort = (): void => fail(signal!.reason as Error);
-      const resolve = (reply: Buffer): void => {
-        signal?.removeEventListener('abort', onAbort);
-        resolveExchange(reply);
-      };
-      const reject = (err: Error): void => {
-        signal?.removeEventListener('abort', onAbort);
-        rejectExchange(err);
-      };
+    return new Promise<Buffer>((resolve, reject) => {
       const timer = setTimeout(() => {
         slot.pending.delete(id);
         this.release(slot);
         reject(new DnsTimeoutError(server, 'udp', timeoutMs));
       }, timeoutMs);
-      const mine: Pending = { resolve, reject, timer, question };
-      slot.pending.set(id, mine);
-      // this exchange's own entry: once it is settled its ID may carry another's
+      slot.pending.set(id, { resolve, reject, timer, question });
       const fail = (err: Error) => {
         const p = slot.pending.get(id);
-        if (p !== mine) return;
+        if (!p) return;
         slot.pending.delete(id);
         clearTimeout(p.timer);
         this.release(slot);
         reject(err);
       };
       const send = () => {
-        if (slot.pending.get(id) !== mine) return; // failed or timed out while the socket was connecting
+        if (!slot.pending.has(id)) return; // failed or timed out while the socket was connecting
         try {
           slot.sock.send(out, (err) => err && fail(err));
         } catch (e) {
           fail(e as Error);
         }
       };
-      signal?.addEventListener('abort', onAbort, { once: true });
       if (slot.queue) slot.queue.push(send);
       else send();
       // replaced after its share of queries: the next one gets a new random port
