@@ -155,6 +155,7 @@ test("a name's bytes as dig shows them: non-ASCII and control octets as \\DDD, q
     Buffer.from('café'), // UTF-8: c3 a9
     Buffer.from([0x78, 0x0a, 0x7b, 0x22, 0x72, 0x63, 0x6f, 0x64, 0x65, 0x22, 0x7d]), // x\n{"rcode"}
     Buffer.from([0x64, 0x7f, 0xc2, 0x85, 0x20, 0x5c]), // DEL, NEL, space, backslash
+    Buffer.from('my.printer'), // a dot inside a label
   ];
   const sock = createSocket('udp4');
   t.after(() => sock.close());
@@ -162,7 +163,7 @@ test("a name's bytes as dig shows them: non-ASCII and control octets as \\DDD, q
     sock.send(wire(q), kd.server.port, kd.server.host);
     await once(sock, 'message');
   }
-  assert.ok(await waitFor(() => kd.lines().length >= 3), kd.stderr());
+  assert.ok(await waitFor(() => kd.lines().length >= 4), kd.stderr());
   assert.match(kd.text(), /^[\x20-\x7e\n]+$/, 'printable ASCII lines');
   assert.deepEqual(
     kd.lines().map((l) => [l.name, l.rcode]),
@@ -170,6 +171,7 @@ test("a name's bytes as dig shows them: non-ASCII and control octets as \\DDD, q
       ['caf\\195\\169.default.svc.cluster.local', 'NXDOMAIN'],
       ['x\\010{"rcode"}.default.svc.cluster.local', 'NXDOMAIN'],
       ['d\\127\\194\\133\\032\\\\.default.svc.cluster.local', 'NXDOMAIN'],
+      ['my\\046printer.default.svc.cluster.local', 'NXDOMAIN'],
     ],
   );
 });

@@ -22,15 +22,16 @@ import { rcodeName, type ParsedQuery } from '../server/wire.js';
 const DROP_REPORT_MS = 60_000;
 
 /**
- * A name (latin1: one char per octet) in presentation form, as dig and CoreDNS's log show it: an
- * octet outside printable ASCII as \DDD, a backslash as \\. The bytes a client sends are its own
- * (a UTF-8 name would read "cafÃ©", a DEL or a NEL would hide in a terminal or split a line in
+ * A name in presentation form, as dig and CoreDNS's log show it: an octet outside printable ASCII
+ * as \DDD. The name string (server/wire.ts) is latin1, one char per octet, with its backslashes
+ * and its dots inside a label already written as \\ and \046. The bytes a client sends are its
+ * own (a UTF-8 name would read "cafÃ©", a DEL or a NEL would hide in a terminal or split a line in
  * some log readers): the line stays ASCII, and says exactly which bytes were asked.
  */
-const UNPRINTABLE = /[^\x21-\x5b\x5d-\x7e]/g;
+const UNPRINTABLE = /[^\x21-\x7e]/g;
 function presentationName(name: string): string {
   if (name === '') return '.';
-  return name.replace(UNPRINTABLE, (c) => (c === '\\' ? '\\\\' : `\\${String(c.charCodeAt(0)).padStart(3, '0')}`));
+  return name.replace(UNPRINTABLE, (c) => `\\${String(c.charCodeAt(0)).padStart(3, '0')}`);
 }
 
 /**

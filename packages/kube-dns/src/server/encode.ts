@@ -2,7 +2,7 @@
 // 0x20 case and unknown qtypes survive untouched); records are encoded with dns-packet.
 import { Buffer } from 'node:buffer';
 import * as dnsPacket from 'dns-packet';
-import { Flag, RCODE, TYPE_OPT, clearEdnsOptions, copyBytes, put16, scanRecords, skipName, type ParsedQuery } from './wire.js';
+import { Flag, RCODE, TYPE_OPT, clearEdnsOptions, copyBytes, put16, scanRecords, skipName, u16, type ParsedQuery } from './wire.js';
 import type { Rcode } from '../resolve/types.js';
 
 type RR = dnsPacket.Answer;
@@ -209,8 +209,6 @@ export function rcodeNumber(name: Rcode): number {
       return RCODE.NOTIMP;
   }
 }
-
-const u16 = (b: Uint8Array, off: number): number => (b[off]! << 8) | b[off + 1]!;
 
 /**
  * An upstream's reply with its OPT record made ours for this client (RFC 6891 6.1.1: an OPT

@@ -132,17 +132,18 @@ class Query implements ParsedQuery {
  */
 let lastQuery: Query | undefined;
 
-/** Scratch space for dottedName (synchronous, so never shared): 255 octets, each dot four. */
+/** Scratch space for dottedName (synchronous, so never shared): 255 octets, each dot four, each backslash two. */
 const DOTTED = Buffer.allocUnsafeSlow(1024);
 
 /**
  * The dotted form of a name parseQuery has checked (labels only, at most 255 octets), A-Z folded
  * when `fold`: one pass into scratch space and one string, no per-label slices, arrays, join or
  * regular expression. A dot inside a label (a DNS-SD instance name, `my\.printer._ipp._tcp`) is
- * written `\046`, as RFC 1035 5.1 escapes an octet: the string's dots are then its label
- * boundaries alone, and no such name can read as one under a zone or stub domain it is not under
- * (`x\046cluster.local` is under `local`). No Kubernetes name has one: under the cluster zone it
- * is NXDOMAIN; outside it the query's own bytes are forwarded.
+ * written `\046`, as RFC 1035 5.1 escapes an octet, and a backslash `\\`: the string's dots are
+ * then its label boundaries alone, every backslash begins an escape (`\046` is never a label's own
+ * four octets), and no such name can read as one under a zone or stub domain it is not under
+ * (`x\046cluster.local` is under `local`). No Kubernetes name has either: under the cluster zone
+ * it is NXDOMAIN; outside it the query's own bytes are forwarded.
  */
 function dottedName(buf: Buffer, off: number, fold: boolean): string {
   let n = 0;
@@ -156,6 +157,9 @@ function dottedName(buf: Buffer, off: number, fold: boolean): string {
         DOTTED[n++] = 0x30;
         DOTTED[n++] = 0x34;
         DOTTED[n++] = 0x36;
+      } else if (b === 0x5c) {
+        DOTTED[n++] = 0x5c;
+        DOTTED[n++] = 0x5c;
       } else DOTTED[n++] = fold && b >= 0x41 && b <= 0x5a ? b | 0x20 : b;
     }
     off = end;
@@ -184,7 +188,7 @@ export type ParseResult =
  * Buffer's readUInt16BE checks its offset through a wrapped validator on every call, not
  * inlined: 26 ns of each query's parse (perf, repeated names).
  */
-function u16(buf: Uint8Array, off: number): number {
+export function u16(buf: Uint8Array, off: number): number {
   return (buf[off]! << 8) | buf[off + 1]!;
 }
 
