@@ -265,21 +265,93 @@ test('a list in one request (after an expired continue token) that fails is foll
   relistAfterDeleting('s1');
   await waitUntil(() => applied.includes('delete ns/s1'), 'the deletion, by a paged relist', 5000);
   const lists = api.requests.filter((q) => !q.watch).map((q) => `${pageKind(q)} ${q.status}`);
-  // paged until the token expired; one list in one request (as client-go makes), failed; then
-  // paged again from the first page (four Services left, two a page)
-  assert.deepEqual(lists, ['first 200', 'next 410', 'first 200', 'next 200']);
+  // the first list came in pages (a server without a watch cache), so the relist is paged too:
+  // at the last version seen, compacted (410), then the latest at once; paged until the token
+  // expired; one list in one request (as client-go makes), failed; then paged again from the
+  // first page (four Services left, two a page)
+  assert.deepEqual(lists, ['first 410', 'first 200', 'next 410', 'first 200', 'next 200']);
   assert.equal(unpagedTries, 1);
   assert.equal(r.stats().objects, 4);
 });
 
 test('a list answered 200 with a body that is no list (a Status, from a proxy) fails and is retried: nothing is deleted', async (t) => {
-  const { api, r, applied, relistAfterDeleting } = await pagedReflector(t, (real) => real);
+  const { api, r, applied } = await syncedReflector(t);
+  api.upsert('services', clusterIPService('ns', 'a', ['10.0.0.1']));
+  api.upsert('services', clusterIPService('ns', 'b', ['10.0.0.2']));
+  await waitUntil(() => r.stats().objects === 2, 'both Services');
   api.faults.failRequests(1, 200, { watch: false });
   const before = r.stats().errors;
-  relistAfterDeleting('s2');
-  await waitUntil(() => applied.includes('delete ns/s2'), 'the relist after the bad answer', 5000);
-  assert.deepEqual(applied.filter((a) => a.startsWith('delete')), ['delete ns/s2'], 'only the Service really deleted');
-  assert.equal(r.stats().objects, 4);
-  assert.ok(r.stats().errors > before, 'counted as an error');
+  // a change while the watch is down, and a relist forced (the watch resumes from a compacted version: 410)
+  api.faults.dropWatches({ resource: 'services' });
+  api.remove('services', 'ns', 'b');
+  api.faults.compactHistory();
+  await waitUntil(() => applied.includes('delete ns/b'), 'the relist after the bad answer', 5000);
+  assert.deepEqual(applied.filter((a) => a.startsWith('delete')), ['delete ns/b'], 'only the Service really deleted');
+  assert.equal(r.stats().objects, 1);
+  assert.equal(r.stats().errors, before + 1, 'the bad answer, counted');
   assert.match(r.stats().lastError ?? '', /no items/);
+});
+
+test('the first list asks for any version (resourceVersion=0, the watch cache); a relist asks for the last one seen, in one request, and brings the changes', async (t) => {
+  // a relist with no version is a quorum read from etcd (API servers before 1.31): a fleet of
+  // replicas relisting after an API server restart loaded etcd for nothing
+  const api = await startFakeApiServer();
+  t.after(() => api.close());
+  api.upsert('services', clusterIPService('ns', 'a', ['10.0.0.1']));
+  const { clock, sleeps } = fakeClock();
+  const { r, applied } = serviceReflector(api, clock);
+  t.after(() => r.stop());
+  r.start();
+  await waitUntil(() => r.synced, 'synced');
+  await api.waitForWatches('services');
+  api.upsert('services', clusterIPService('ns', 'b', ['10.0.0.2']));
+  await waitUntil(() => applied.includes('upsert b 10.0.0.2'), 'b, by the watch');
+  const seen = String(api.resourceVersion);
+  api.requests.length = 0;
+  api.faults.dropWatches({ resource: 'services' });
+  api.remove('services', 'ns', 'a');
+  api.faults.compactHistory();
+  await waitUntil(() => applied.includes('delete ns/a'), 'the deletion, by a relist', 5000);
+  const lists = api.requests.filter((q) => !q.watch);
+  assert.deepEqual(lists.map((q) => [q.query['resourceVersion'], Number(q.query['limit'] ?? 0), q.status]), [[seen, 0, 200]]);
+  assert.deepEqual(sleeps, [], 'at once');
+  // and the very first list: any version, paged
+  const api2 = await startFakeApiServer();
+  t.after(() => api2.close());
+  const other = serviceReflector(api2, fakeClock().clock);
+  t.after(() => other.r.stop());
+  other.r.start();
+  await waitUntil(() => other.r.synced, 'synced');
+  assert.deepEqual(api2.requests.filter((q) => !q.watch).map((q) => [q.query['resourceVersion'], q.query['limit']]), [['0', '2']]);
+});
+
+test('etcd restored from a backup: the version kube-dns saw is ahead of the server, and it lists the latest rather than wait for that version for ever', async (t) => {
+  // the API server answers a list or watch from a version it has not reached with a 504 "Too
+  // large resource version" (after waiting 3 s for it); asked again and again for that version,
+  // a quiet resource would keep what the backup undid until something else was written
+  const api = await startFakeApiServer({ tooLargeWaitMs: 50 });
+  t.after(() => api.close());
+  api.upsert('services', clusterIPService('ns', 'a', ['10.0.0.1']));
+  const { clock } = fakeClock();
+  const { r, applied } = serviceReflector(api, clock);
+  t.after(() => r.stop());
+  r.start();
+  await waitUntil(() => r.synced, 'synced');
+  await api.waitForWatches('services');
+  const backup = api.resourceVersion;
+  api.upsert('services', clusterIPService('ns', 'b', ['10.0.0.2']));
+  await waitUntil(() => applied.includes('upsert b 10.0.0.2'), 'b, by the watch');
+  api.requests.length = 0;
+  api.faults.restoreBackup(backup);
+  await waitUntil(() => applied.includes('delete ns/b'), 'b, undone by the restore, deleted', 5000);
+  const asked = api.requests.map((q) => `${q.watch ? 'watch' : 'list'} ${q.query['resourceVersion'] ?? 'latest'} ${q.status}`);
+  const ahead = String(backup + 1);
+  // the watches from the version seen fail; the list from it too (504); then the latest, at once
+  assert.deepEqual(asked.slice(0, 4), [`watch ${ahead} 504`, `watch ${ahead} 504`, `list ${ahead} 504`, 'list latest 200']);
+  assert.equal(r.stats().objects, 1);
+  assert.ok(r.synced);
+  // and it watches on from the restored version: a new Service arrives
+  await api.waitForWatches('services');
+  api.upsert('services', clusterIPService('ns', 'c', ['10.0.0.3']));
+  await waitUntil(() => applied.includes('upsert c 10.0.0.3'), 'c, by the watch');
 });

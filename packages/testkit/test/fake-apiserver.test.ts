@@ -131,6 +131,57 @@ test('limit + continue pages through a consistent snapshot; an expired token is 
   assert.ok(api.requests.some((r) => r.query['limit'] === '3' && r.query['continue']));
 });
 
+test('a list resourceVersion is read as kube-apiserver reads it: not older than N, exactly N with a limit, too large after a restore from backup', async (t) => {
+  const api = await server(t, { tooLargeWaitMs: 100 });
+  const core = api.kubeConfig().makeApiClient(CoreV1Api);
+  api.upsert('services', clusterIPService('ns', 'a', ['10.0.0.1']));
+  api.upsert('services', clusterIPService('ns', 'b', ['10.0.0.2']));
+  const then = api.resourceVersion;
+  api.upsert('services', clusterIPService('ns', 'a', ['10.0.0.11']));
+  api.remove('services', 'ns', 'b');
+  api.upsert('services', clusterIPService('ns', 'c', ['10.0.0.3']));
+  const names = (l: { items: V1Service[] }) => l.items.map((s) => `${s.metadata?.name} ${s.spec?.clusterIP}`);
+
+  // not older than N (no limit), and any ('0'): the latest here
+  for (const resourceVersion of [String(then), '0']) {
+    const l = await core.listServiceForAllNamespaces({ resourceVersion });
+    assert.deepEqual(names(l), ['a 10.0.0.11', 'c 10.0.0.3']);
+    assert.equal(l.metadata?.resourceVersion, String(api.resourceVersion));
+  }
+  // exactly N (with a limit): the state then, paged at that version
+  const p1 = await core.listServiceForAllNamespaces({ resourceVersion: String(then), limit: 1 });
+  assert.deepEqual(names(p1), ['a 10.0.0.1']);
+  assert.equal(p1.metadata?.resourceVersion, String(then));
+  const p2 = await core.listServiceForAllNamespaces({ limit: 1, _continue: p1.metadata!._continue! });
+  assert.deepEqual(names(p2), ['b 10.0.0.2']);
+  // a later page with a version is refused, as kube-apiserver does
+  await assert.rejects(core.listServiceForAllNamespaces({ limit: 1, _continue: p1.metadata!._continue!, resourceVersion: String(then) }), (e: { code?: number }) => e.code === 400);
+  // exactly N once compacted: 410
+  api.faults.compactHistory();
+  await assert.rejects(core.listServiceForAllNamespaces({ resourceVersion: String(then), limit: 1 }), (e: { code?: number; body?: unknown }) => {
+    assert.equal(e.code, 410);
+    assert.match(JSON.stringify(e.body), /too old/);
+    return true;
+  });
+
+  // etcd restored from a backup: a version a client saw is now ahead of the server
+  const seen = api.resourceVersion;
+  api.upsert('services', clusterIPService('ns', 'd', ['10.0.0.4']));
+  api.faults.restoreBackup(seen);
+  assert.equal(api.get('services', 'ns', 'd'), undefined);
+  await assert.rejects(core.listServiceForAllNamespaces({ resourceVersion: String(seen + 1) }), (e: { code?: number; body?: unknown }) => {
+    assert.equal(e.code, 504);
+    assert.match(JSON.stringify(e.body), /ResourceVersionTooLarge/);
+    return true;
+  });
+  // ... and served once the server gets there (it waits for it)
+  const waiting = core.listServiceForAllNamespaces({ resourceVersion: String(seen + 1) });
+  api.upsert('services', clusterIPService('ns', 'e', ['10.0.0.5']));
+  assert.deepEqual(names(await waiting), ['a 10.0.0.11', 'c 10.0.0.3', 'e 10.0.0.5']);
+  const tooLargeWatch = await fetch(`${api.url}/api/v1/services?watch=true&resourceVersion=${api.resourceVersion + 5}`, { headers: { authorization: `Bearer ${api.token}` } });
+  assert.equal(tooLargeWatch.status, 504);
+});
+
 test('a watch replays events after its resourceVersion, then streams live ADDED/MODIFIED/DELETED', async (t) => {
   const api = await server(t);
   api.upsert('services', clusterIPService('ns', 'a', ['10.0.0.1']));

@@ -22,6 +22,28 @@ export function isGone(e: unknown): boolean {
   return httpStatusOf(e) === 410;
 }
 
+/**
+ * The list or watch asked for a resourceVersion the API server has not reached: kube-apiserver
+ * answers 504 with the cause ResourceVersionTooLarge (older ones only say so in the message), as
+ * after etcd was restored from a backup. client-go then lists the latest instead.
+ */
+export function isTooLargeResourceVersion(e: unknown): boolean {
+  if (httpStatusOf(e) !== 504) return false;
+  let body = (e as MaybeHttpError).body;
+  if (typeof body === 'string') {
+    const text = body;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      return text.includes('Too large resource version');
+    }
+  }
+  if (typeof body !== 'object' || body === null) return false;
+  const { message, details } = body as { message?: unknown; details?: { causes?: unknown } };
+  const causes = Array.isArray(details?.causes) ? (details.causes as { reason?: unknown }[]) : [];
+  return causes.some((c) => c?.reason === 'ResourceVersionTooLarge') || (typeof message === 'string' && message.includes('Too large resource version'));
+}
+
 function statusMessage(body: unknown): string | undefined {
   if (typeof body === 'string') {
     try {

@@ -17,8 +17,25 @@ export interface ListPage<T> {
   metadata?: { resourceVersion?: string; _continue?: string };
 }
 
-/** `limit` 0: no paging, the whole list in one response (the API server reads limit=0 as unset). */
-export type ListFn<T> = (req: { limit: number; continueToken?: string; signal: AbortSignal }) => Promise<ListPage<T>>;
+/**
+ * `limit` 0: no paging, the whole list in one response (the API server reads limit=0 as unset).
+ * `resourceVersion` (first pages only; a later page's version is its continue token's):
+ * '' or absent = the latest (a quorum read), '0' = any (the API server's watch cache),
+ * 'N' = not older than N without a limit, exactly N with one.
+ */
+export interface ListRequest {
+  limit: number;
+  continueToken?: string;
+  resourceVersion?: string;
+  signal: AbortSignal;
+}
+export type ListFn<T> = (req: ListRequest) => Promise<ListPage<T>>;
+
+/** The paging and version parameters of one list call, as the generated client names them. */
+function pageParams({ limit, continueToken, resourceVersion }: ListRequest) {
+  if (continueToken !== undefined) return { limit, _continue: continueToken };
+  return { limit, ...(resourceVersion && { resourceVersion }) };
+}
 
 export type WatchedResource = 'services' | 'endpointslices' | 'pods' | 'namespaces';
 
@@ -59,22 +76,19 @@ export function listFunction(kc: KubeConfig, resource: WatchedResource, namespac
   switch (resource) {
     case 'services': {
       const api = kc.makeApiClient(CoreV1Api);
-      return ({ limit, continueToken, signal }) =>
-        api.listServiceForAllNamespaces({ limit, ...sel, ...(continueToken && { _continue: continueToken }) }, withSignal(signal));
+      return (req) => api.listServiceForAllNamespaces({ ...pageParams(req), ...sel }, withSignal(req.signal));
     }
     case 'pods': {
       const api = kc.makeApiClient(CoreV1Api);
-      return ({ limit, continueToken, signal }) =>
-        api.listPodForAllNamespaces({ limit, ...(continueToken && { _continue: continueToken }) }, withSignal(signal));
+      return (req) => api.listPodForAllNamespaces(pageParams(req), withSignal(req.signal));
     }
     case 'endpointslices': {
       const api = kc.makeApiClient(DiscoveryV1Api);
-      return ({ limit, continueToken, signal }) =>
-        api.listEndpointSliceForAllNamespaces({ limit, ...(continueToken && { _continue: continueToken }) }, withSignal(signal));
+      return (req) => api.listEndpointSliceForAllNamespaces(pageParams(req), withSignal(req.signal));
     }
     case 'namespaces': {
       const api = kc.makeApiClient(CoreV1Api);
-      return ({ limit, continueToken, signal }) => api.listNamespace({ limit, ...(continueToken && { _continue: continueToken }) }, withSignal(signal));
+      return (req) => api.listNamespace(pageParams(req), withSignal(req.signal));
     }
   }
 }
@@ -82,19 +96,19 @@ export function listFunction(kc: KubeConfig, resource: WatchedResource, namespac
 /** --namespaces: each served namespace is listed and watched on its own; others are never fetched. */
 function namespacedListFunction(kc: KubeConfig, resource: Exclude<WatchedResource, 'namespaces'>, namespace: string, labelSelector?: string): ListFn<unknown> {
   const sel = resource === 'services' && labelSelector ? { labelSelector } : {};
-  const page = (limit: number, continueToken: string | undefined) => ({ namespace, limit, ...sel, ...(continueToken && { _continue: continueToken }) });
+  const page = (req: ListRequest) => ({ namespace, ...pageParams(req), ...sel });
   switch (resource) {
     case 'services': {
       const api = kc.makeApiClient(CoreV1Api);
-      return ({ limit, continueToken, signal }) => api.listNamespacedService(page(limit, continueToken), withSignal(signal));
+      return (req) => api.listNamespacedService(page(req), withSignal(req.signal));
     }
     case 'pods': {
       const api = kc.makeApiClient(CoreV1Api);
-      return ({ limit, continueToken, signal }) => api.listNamespacedPod(page(limit, continueToken), withSignal(signal));
+      return (req) => api.listNamespacedPod(page(req), withSignal(req.signal));
     }
     case 'endpointslices': {
       const api = kc.makeApiClient(DiscoveryV1Api);
-      return ({ limit, continueToken, signal }) => api.listNamespacedEndpointSlice(page(limit, continueToken), withSignal(signal));
+      return (req) => api.listNamespacedEndpointSlice(page(req), withSignal(req.signal));
     }
   }
 }

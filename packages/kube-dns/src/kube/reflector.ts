@@ -1,7 +1,13 @@
 // List-then-watch of one resource, kept in step with the API server forever:
-//   list (paged, consistent snapshot) → apply → delete what vanished → watch from the list's RV
+//   list (consistent snapshot) → apply → delete what vanished → watch from the list's RV
 //   watch ends        → watch again from the last RV seen (no loss, no duplicates)
 //   410 Gone          → list again (on a continue token: list again in one request, unpaged)
+//   which version a list asks for, as client-go (so a fleet's relists land on the API servers'
+//   watch caches, not on etcd): the first at resourceVersion=0 (any: the cache), paged; later
+//   ones not older than the last RV seen, in one request (the cache serves only unpaged lists at
+//   a version); if the server has not got that version (410, or 504 "too large" after an etcd
+//   restore), at once the latest (no version). A server that paged the first list (no watch
+//   cache) keeps getting paged lists.
 //   anything failing  → retry after an exponential, jittered backoff; log what failed and when next
 //   watch refused twice in a row (an HTTP error, an ERROR event) → list again (after the backoff)
 //   watch refused with 429 / 503 (throttled) → watch again from the last RV, after at least 1 s
@@ -16,7 +22,7 @@ import { joinKey } from '../records/names.js';
 import { compactVersion, KnownObjects } from './known-objects.js';
 import { Backoff, type BackoffOptions } from './backoff.js';
 import { realClock, type Clock } from './clock.js';
-import { describeError, isGone, retryAfterMs } from './errors.js';
+import { describeError, isGone, isTooLargeResourceVersion, retryAfterMs } from './errors.js';
 import type { ListFn } from './list-api.js';
 import { watchOnce, type RunningWatch, type WatchEventObject, type WatchOutcome } from './watch-once.js';
 
@@ -108,6 +114,10 @@ export class Reflector<T extends ObjectWithMeta> extends EventEmitter {
   private lastHeardAt: number | null = null;
   private rv = '';
   private isSynced = false;
+  /** The last RV could not be listed at (410, or ahead of the server): list the latest until a list succeeds. */
+  private rvUnavailable = false;
+  /** The first list (resourceVersion=0) came in pages: this server lists from etcd (no watch cache), keep paging. */
+  private serverPages = false;
 
   constructor(private readonly o: ReflectorOptions<T>) {
     super();
@@ -303,22 +313,34 @@ export class Reflector<T extends ObjectWithMeta> extends EventEmitter {
     }
   }
 
-  /** A full paged list; false when stopped. A failed list is made again (with backoff) from its first page, forever. */
+  /** client-go's relistResourceVersion: '0' first (any), then the last RV seen, '' (the latest) once that failed. */
+  private listVersion(): string {
+    if (this.rvUnavailable) return '';
+    return this.rv === '' ? '0' : this.rv;
+  }
+
+  /** A full list; false when stopped. A failed list is made again (with backoff) from its first page, forever. */
   private async listAll(): Promise<boolean> {
-    const limit = this.o.pageSize ?? 500;
+    const pageSize = this.o.pageSize ?? 500;
     const yieldEvery = this.o.yieldEvery ?? 200;
     // The objects of this list: what `known` has beyond them once it is complete was deleted.
     let seen = new KnownObjects();
     let token: string | undefined;
     let listRv: string | undefined;
     let sinceYield = 0;
+    let version = this.listVersion();
     /** A continue token expired: list in one request (limit 0) until that succeeds. */
     let unpaged = false;
+    /** This list came in more than one page. */
+    let paginated = false;
     for (;;) {
       if (this.stopped) return false;
+      // A list at a version (not '0', not the latest) is served from the watch cache only without a
+      // limit; with one, it is an exact read from etcd, the load this order of versions avoids.
+      const limit = unpaged || (version !== '' && version !== '0' && !this.serverPages) ? 0 : pageSize;
       let page;
       try {
-        page = await this.listPage(unpaged ? 0 : limit, token);
+        page = await this.listPage(limit, token, version);
       } catch (e) {
         if (this.stopped) return false;
         this.noteError(`list: ${describeError(e)}`);
@@ -329,8 +351,20 @@ export class Reflector<T extends ObjectWithMeta> extends EventEmitter {
           token = undefined;
           listRv = undefined;
           seen = new KnownObjects();
+          paginated = false;
           unpaged = true;
           this.o.log.warn({ resource: this.o.resource, err: describeError(e) }, 'list continue token expired; listing everything in one request');
+          continue;
+        }
+        if (token === undefined && version !== '' && (isGone(e) || isTooLargeResourceVersion(e))) {
+          // The server has no longer (compacted) or not yet (restored from a backup) the version
+          // asked for: waiting cannot bring it, the latest can.
+          this.rvUnavailable = true;
+          version = '';
+          listRv = undefined;
+          seen = new KnownObjects();
+          paginated = false;
+          this.o.log.info({ resource: this.o.resource, err: describeError(e) }, 'the API server cannot list at the last resourceVersion; listing the latest');
           continue;
         }
         const delay = this.retryDelay(e);
@@ -345,8 +379,10 @@ export class Reflector<T extends ObjectWithMeta> extends EventEmitter {
         token = undefined;
         listRv = undefined;
         seen = new KnownObjects();
+        paginated = false;
         unpaged = false;
         await this.clock.sleep(delay, this.stopper.signal);
+        version = this.listVersion();
         continue;
       }
       listRv ??= page.metadata?.resourceVersion ?? '';
@@ -355,10 +391,10 @@ export class Reflector<T extends ObjectWithMeta> extends EventEmitter {
         if (!name) continue;
         const namespace = obj.metadata?.namespace ?? '';
         const rv = obj.metadata?.resourceVersion ?? '';
-        const version = compactVersion(rv);
-        seen.set(namespace, name, version);
-        if (this.known.get(namespace, name) !== version || rv === '') {
-          this.known.set(namespace, name, version);
+        const objVersion = compactVersion(rv);
+        seen.set(namespace, name, objVersion);
+        if (this.known.get(namespace, name) !== objVersion || rv === '') {
+          this.known.set(namespace, name, objVersion);
           this.safely(() => this.o.handler.upsert(obj), namespace, name);
         }
         if (++sinceYield >= yieldEvery) {
@@ -368,7 +404,10 @@ export class Reflector<T extends ObjectWithMeta> extends EventEmitter {
       }
       token = page.metadata?._continue || undefined;
       if (!token) break;
+      paginated = true;
     }
+    if (version === '0' && paginated) this.serverPages = true;
+    this.rvUnavailable = false;
     let deleted = 0;
     for (const [namespace, name] of this.known.missingFrom(seen)) {
       this.known.delete(namespace, name);
@@ -384,7 +423,7 @@ export class Reflector<T extends ObjectWithMeta> extends EventEmitter {
     this.lastSyncAt = this.clock.now();
     this.lastHeardAt = this.lastSyncAt;
     this.o.log.info(
-      { resource: this.o.resource, objects: this.known.size, deleted, resourceVersion: this.rv, relist: this.lists > 1 },
+      { resource: this.o.resource, objects: this.known.size, deleted, resourceVersion: this.rv, askedFor: version === '' ? 'latest' : version, relist: this.lists > 1 },
       'listed',
     );
     this.emit('listed');
@@ -395,14 +434,14 @@ export class Reflector<T extends ObjectWithMeta> extends EventEmitter {
     return true;
   }
 
-  private async listPage(limit: number, continueToken: string | undefined) {
+  private async listPage(limit: number, continueToken: string | undefined, resourceVersion: string) {
     const ctl = new AbortController();
     const onStop = (): void => ctl.abort();
     this.stopper.signal.addEventListener('abort', onStop, { once: true });
     const timeoutMs = this.o.listTimeoutMs ?? 60_000;
     const timer = setTimeout(() => ctl.abort(new Error(`list timed out after ${timeoutMs} ms`)), timeoutMs);
     try {
-      const page = await this.o.list({ limit, ...(continueToken !== undefined && { continueToken }), signal: ctl.signal });
+      const page = await this.o.list({ limit, ...(continueToken !== undefined ? { continueToken } : { resourceVersion }), signal: ctl.signal });
       // a 200 whose body is no list (a Status, `{}` from a proxy) is a failed list: taken as an
       // empty one, every object of the resource would be deleted from DNS (client-go fails it too)
       if (!Array.isArray(page?.items)) throw new Error(`the list response has no items (kind ${JSON.stringify((page as { kind?: unknown } | undefined)?.kind ?? null)})`);

@@ -4,7 +4,10 @@
 //   POST to a namespaced collection (create), PATCH with a merge patch on an object (writes.ts):
 //     what the Event recorders do; tests read the Events back with list('events')
 //   GET /apis/discovery.k8s.io/v1[/namespaces/<ns>]/endpointslices[/<name>]
-//   list: metadata.resourceVersion; limit + continue (consistent snapshot; expired token → 410)
+//   list: metadata.resourceVersion; limit + continue (consistent snapshot; expired token → 410);
+//     resourceVersion as kube-apiserver reads it: unset = the latest, "0" = any (here: the latest),
+//     N without limit = not older than N, N with limit = exactly N (compacted → 410); N ahead of
+//     the server → 504 "Too large resource version" after waiting for it (lists and watches)
 //   ?watch=true&resourceVersion=N[&allowWatchBookmarks=true][&timeoutSeconds=S]: JSON lines,
 //     replayed from a bounded history then live; RV older than the history → ERROR 410 event
 //   labelSelector on lists and watches (a watch sees an object moving out as DELETED, in as ADDED);
@@ -23,7 +26,7 @@ import { randomBytes } from 'node:crypto';
 import { KubeConfig } from '@kubernetes/client-node';
 import { kubeconfigYaml } from './kubeconfig.js';
 import { parseResourcePath, type ParsedPath, type ResourceName } from './resources.js';
-import { continueExpired, status, type KubeStatus } from './status.js';
+import { continueExpired, listTooOld, status, tooLargeResourceVersion, type KubeStatus } from './status.js';
 import { ObjectStore, type KubeObject } from './store.js';
 import { selfSignedCert } from './tls.js';
 import { WatchStream } from './watch-stream.js';
@@ -51,6 +54,11 @@ export interface FakeApiServerOptions {
   bookmarkIntervalMs?: number;
   /** Serve HTTPS with a fresh self-signed certificate (needs the openssl CLI); the kubeconfig carries the CA. */
   tls?: boolean;
+  /**
+   * How long a list or watch from a resourceVersion ahead of the server waits for it before the
+   * 504 "Too large resource version". Default 3000 (kube-apiserver's watch cache).
+   */
+  tooLargeWaitMs?: number;
 }
 
 export interface RecordedRequest {
@@ -99,6 +107,12 @@ export interface FakeApiServerFaults {
   rotateCertificate(): Promise<string>;
   /** Forgets the event history and list snapshots: watches from any earlier RV get an ERROR 410 event. */
   compactHistory(): void;
+  /**
+   * etcd restored from a backup taken at resourceVersion `rv` (without --bump-revision): every
+   * later change is undone, the next write reuses rv + 1, and every watch is cut (the API
+   * servers restart). Clients that saw later versions now ask for ones the server has not reached.
+   */
+  restoreBackup(rv: number): void;
   /** Invalidates every outstanding continue token (next page → 410 Expired). */
   expireContinueTokens(): void;
   /** Sends a BOOKMARK now on every watch that allows bookmarks. */
@@ -250,8 +264,8 @@ export async function startFakeApiServer(opts: FakeApiServerOptions = {}): Promi
     } catch (e) {
       return fail(status(400, `unable to parse requirement: ${(e as Error).message}`));
     }
-    if (isWatch) return startWatch(parsed, query, rec, res, matches);
-    return list(parsed, query, reply, matches);
+    const served = isWatch ? startWatch(parsed, query, rec, res, matches) : list(parsed, query, reply, matches);
+    void served.catch((e: unknown) => fail(status(500, String(e))));
   };
 
   const getOne = (p: ParsedPath, reply: (c: number, b: unknown) => void): void => {
@@ -263,15 +277,41 @@ export async function startFakeApiServer(opts: FakeApiServerOptions = {}): Promi
     reply(200, o);
   };
 
-  const list = (p: ParsedPath, query: Record<string, string>, reply: (c: number, b: unknown) => void, matches: LabelMatcher): void => {
+  /** Whether the store reaches `rv` within tooLargeWaitMs (kube-apiserver's watch cache waits so for a version ahead of it). */
+  const reached = async (rv: number): Promise<boolean> => {
+    if (store.resourceVersion >= rv) return true;
+    return new Promise<boolean>((resolve) => {
+      const done = (ok: boolean): void => {
+        clearTimeout(timer);
+        off();
+        resolve(ok);
+      };
+      const timer = setTimeout(() => done(false), opts.tooLargeWaitMs ?? 3000);
+      const off = store.subscribe(() => {
+        if (store.resourceVersion >= rv) done(true);
+      });
+    });
+  };
+
+  /** The resourceVersion a list or watch asked for: '' and '0' are 0 (the latest; any), undefined when it is no number. */
+  const askedVersion = (rvText: string | undefined): number | undefined => {
+    if (rvText === undefined || rvText === '' || rvText === '0') return 0;
+    return /^\d+$/.test(rvText) ? Number(rvText) : undefined;
+  };
+
+  const list = async (p: ParsedPath, query: Record<string, string>, reply: (c: number, b: unknown) => void, matches: LabelMatcher): Promise<void> => {
     const namespace = p.namespace ?? '';
     const limit = Number(query['limit'] ?? '0');
+    const paged = Number.isInteger(limit) && limit > 0;
+    const asked = askedVersion(query['resourceVersion']);
+    if (asked === undefined) return reply(400, status(400, `invalid resourceVersion ${JSON.stringify(query['resourceVersion'])}`));
     let items: KubeObject[];
     let rv: number;
     let offset = 0;
     let snapshotId: string | undefined;
     const cont = query['continue'];
     if (cont) {
+      if (asked > 0) return reply(400, status(400, 'specifying resource version is not allowed when using continue'));
       const t = decodeContinue(cont);
       if (!t || t.resource !== p.resource.name || t.namespace !== namespace) {
         return reply(400, status(400, 'continue key is not valid for this request'));
@@ -282,12 +322,21 @@ export async function startFakeApiServer(opts: FakeApiServerOptions = {}): Promi
       offset = t.offset;
       snapshotId = t.id;
     } else {
-      items = store.list(p.resource.name, p.namespace).filter(matches);
+      if (asked > store.resourceVersion && !(await reached(asked))) return reply(504, tooLargeResourceVersion(asked, store.resourceVersion));
       rv = store.resourceVersion;
+      let objects = store.list(p.resource.name, p.namespace);
+      if (asked > 0 && asked < rv && paged) {
+        // N with a limit is an exact read of revision N (etcd), which compaction may have taken
+        const then = store.listAt(asked, p.resource.name, p.namespace);
+        if (!then) return reply(410, listTooOld());
+        objects = then;
+        rv = asked;
+      }
+      items = objects.filter(matches);
     }
     let page = items.slice(offset);
     const metadata: Record<string, unknown> = { resourceVersion: String(rv) };
-    if (Number.isInteger(limit) && limit > 0 && page.length > limit) {
+    if (paged && page.length > limit) {
       page = page.slice(0, limit);
       snapshotId ??= store.saveSnapshot(p.resource.name, namespace, rv, items);
       metadata['continue'] = encodeContinue({ id: snapshotId, offset: offset + limit, resource: p.resource.name, namespace });
@@ -298,11 +347,16 @@ export async function startFakeApiServer(opts: FakeApiServerOptions = {}): Promi
     reply(200, { kind: `${p.resource.kind}List`, apiVersion: p.resource.apiVersion, metadata, items: page.map(stripTypeMeta) });
   };
 
-  const startWatch = (p: ParsedPath, query: Record<string, string>, rec: RecordedRequest, res: ServerResponse, matches: LabelMatcher): void => {
+  const startWatch = async (p: ParsedPath, query: Record<string, string>, rec: RecordedRequest, res: ServerResponse, matches: LabelMatcher): Promise<void> => {
     const rvText = query['resourceVersion'];
-    if (rvText && !/^\d+$/.test(rvText)) {
+    const asked = askedVersion(rvText);
+    if (asked === undefined) {
       rec.status = 400;
       return sendJson(res, 400, status(400, `invalid resourceVersion ${JSON.stringify(rvText)}`));
+    }
+    if (asked > store.resourceVersion && !(await reached(asked))) {
+      rec.status = 504;
+      return sendJson(res, 504, tooLargeResourceVersion(asked, store.resourceVersion));
     }
     const timeout = query['timeoutSeconds'] ? Number(query['timeoutSeconds']) : undefined;
     const w = new WatchStream(
@@ -398,6 +452,10 @@ export async function startFakeApiServer(opts: FakeApiServerOptions = {}): Promi
       return tlsMaterial.certPem;
     },
     compactHistory: () => store.compact(),
+    restoreBackup(rv) {
+      store.rollBack(rv);
+      for (const w of [...watches]) w.destroy();
+    },
     expireContinueTokens: () => store.expireSnapshots(),
     bookmark: bookmarkAll,
     pause: goDown,

@@ -8,6 +8,7 @@ export interface KubeStatus {
   message: string;
   reason: string;
   code: number;
+  details?: { causes?: { reason: string; message: string }[]; retryAfterSeconds?: number };
 }
 
 const REASONS: Record<number, string> = {
@@ -30,6 +31,22 @@ export function status(code: number, message: string, reason = REASONS[code] ?? 
 /** What a watch from a compacted resourceVersion gets (as an ERROR event), like etcd3's watcher. */
 export function tooOldResourceVersion(requested: number, oldest: number): KubeStatus {
   return status(410, `too old resource version: ${requested} (${oldest})`, 'Expired');
+}
+
+/** A list at an exact resourceVersion that etcd has compacted away. */
+export function listTooOld(): KubeStatus {
+  return status(410, 'The resourceVersion for the provided list is too old.', 'Expired');
+}
+
+/**
+ * A list or watch from a resourceVersion the server has not reached (its watch cache waited 3 s
+ * for it): what kube-apiserver sends, a 504 whose cause says why (client-go tells it apart by the cause).
+ */
+export function tooLargeResourceVersion(requested: number, current: number): KubeStatus {
+  return {
+    ...status(504, `Timeout: Too large resource version: ${requested}, current: ${current}`, 'Timeout'),
+    details: { causes: [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }], retryAfterSeconds: 1 },
+  };
 }
 
 export function continueExpired(): KubeStatus {

@@ -19,7 +19,10 @@ export interface StoredEvent {
   namespace: string;
   type: WatchEventType;
   object: KubeObject;
-  /** MODIFIED: the object before (a watch with a labelSelector turns a move in or out of it into ADDED / DELETED). */
+  /**
+   * MODIFIED and DELETED: the object before. A watch with a labelSelector turns a move in or out
+   * of it into ADDED / DELETED; a list at an earlier resourceVersion undoes the event with it.
+   */
   previous?: KubeObject;
 }
 
@@ -92,7 +95,7 @@ export class ObjectStore {
     this.bucket(resource).delete(k);
     this.rv++;
     const object = { ...prev, metadata: { ...prev.metadata, resourceVersion: String(this.rv) } };
-    this.record({ rv: this.rv, resource, namespace, type: 'DELETED', object });
+    this.record({ rv: this.rv, resource, namespace, type: 'DELETED', object, previous: prev });
     return true;
   }
 
@@ -108,6 +111,42 @@ export class ObjectStore {
     }
     out.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
     return out.map(([, o]) => o);
+  }
+
+  /**
+   * The objects as they were at resourceVersion `rv` (etcd serving an exact revision), or
+   * undefined when history no longer reaches back that far (compacted: the caller answers 410).
+   */
+  listAt(rv: number, resource: ResourceName, namespace?: string): KubeObject[] | undefined {
+    if (rv < this.oldestRv || rv > this.rv) return undefined;
+    const state = new Map(this.bucket(resource));
+    for (let i = this.history.length - 1; i >= 0 && this.history[i]!.rv > rv; i--) {
+      const e = this.history[i]!;
+      if (e.resource !== resource) continue;
+      const k = key(e.namespace, e.object.metadata?.name ?? '');
+      if (e.previous) state.set(k, e.previous);
+      else state.delete(k);
+    }
+    return [...state.entries()]
+      .filter(([, o]) => namespace === undefined || o.metadata?.namespace === namespace)
+      .sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))
+      .map(([, o]) => o);
+  }
+
+  /**
+   * Back to the state at `rv`, as etcd restored from a backup taken then (without
+   * --bump-revision): every later change is gone, and the next write reuses rv + 1.
+   */
+  rollBack(rv: number): void {
+    if (rv < this.oldestRv || rv > this.rv) throw new Error(`fake-apiserver: cannot roll back to ${rv}: history holds ${this.oldestRv}-${this.rv}`);
+    for (const [resource, bucket] of this.objects) {
+      const then = this.listAt(rv, resource)!;
+      bucket.clear();
+      for (const o of then) bucket.set(key(o.metadata?.namespace ?? '', o.metadata?.name ?? ''), o);
+    }
+    this.history = this.history.filter((e) => e.rv <= rv);
+    this.rv = rv;
+    this.snapshots.clear();
   }
 
   private record(e: StoredEvent): void {
