@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { setImmediate as tick } from 'node:timers/promises';
 import type { V1Service } from '@kubernetes/client-node';
 import { silentLogger } from '@kube-dns/config';
-import { clusterIPService, startFakeApiServer, type FakeApiServer } from '@kube-dns/testkit';
+import { clusterIPService, startFakeApiServer, type FakeApiServer, type FakeApiServerOptions } from '@kube-dns/testkit';
 import { listFunction, Reflector, WATCH_PATHS, type Clock, type ListFn } from '../src/kube/index.js';
 import { waitUntil } from './kube-helpers.js';
 
@@ -40,10 +40,11 @@ function serviceReflector(api: FakeApiServer, clock: Clock, list?: ListFn<V1Serv
   return { r, applied };
 }
 
-/** A fake API server and a services reflector on the fake clock, synced and watching. */
-async function syncedReflector(t: import('node:test').TestContext) {
-  const api = await startFakeApiServer();
+/** A fake API server (holding what `seed` puts in) and a services reflector on the fake clock, synced and watching. */
+async function syncedReflector(t: import('node:test').TestContext, opts: FakeApiServerOptions = {}, seed: (api: FakeApiServer) => void = () => {}) {
+  const api = await startFakeApiServer(opts);
   t.after(() => api.close());
+  seed(api);
   const { clock, sleeps } = fakeClock();
   const { r, applied } = serviceReflector(api, clock);
   t.after(() => r.stop());
@@ -295,15 +296,8 @@ test('a list answered 200 with a body that is no list (a Status, from a proxy) f
 test('the first list asks for any version (resourceVersion=0, the watch cache); a relist asks for the last one seen, in one request, and brings the changes', async (t) => {
   // a relist with no version is a quorum read from etcd (API servers before 1.31): a fleet of
   // replicas relisting after an API server restart loaded etcd for nothing
-  const api = await startFakeApiServer();
-  t.after(() => api.close());
-  api.upsert('services', clusterIPService('ns', 'a', ['10.0.0.1']));
-  const { clock, sleeps } = fakeClock();
-  const { r, applied } = serviceReflector(api, clock);
-  t.after(() => r.stop());
-  r.start();
-  await waitUntil(() => r.synced, 'synced');
-  await api.waitForWatches('services');
+  const { api, sleeps, applied } = await syncedReflector(t, {}, (a) => a.upsert('services', clusterIPService('ns', 'a', ['10.0.0.1'])));
+  assert.deepEqual(api.requests.filter((q) => !q.watch).map((q) => [q.query['resourceVersion'], q.query['limit']]), [['0', '2']], 'the first list: any version, paged');
   api.upsert('services', clusterIPService('ns', 'b', ['10.0.0.2']));
   await waitUntil(() => applied.includes('upsert b 10.0.0.2'), 'b, by the watch');
   const seen = String(api.resourceVersion);
@@ -315,29 +309,13 @@ test('the first list asks for any version (resourceVersion=0, the watch cache); 
   const lists = api.requests.filter((q) => !q.watch);
   assert.deepEqual(lists.map((q) => [q.query['resourceVersion'], Number(q.query['limit'] ?? 0), q.status]), [[seen, 0, 200]]);
   assert.deepEqual(sleeps, [], 'at once');
-  // and the very first list: any version, paged
-  const api2 = await startFakeApiServer();
-  t.after(() => api2.close());
-  const other = serviceReflector(api2, fakeClock().clock);
-  t.after(() => other.r.stop());
-  other.r.start();
-  await waitUntil(() => other.r.synced, 'synced');
-  assert.deepEqual(api2.requests.filter((q) => !q.watch).map((q) => [q.query['resourceVersion'], q.query['limit']]), [['0', '2']]);
 });
 
 test('etcd restored from a backup: the version kube-dns saw is ahead of the server, and it lists the latest rather than wait for that version for ever', async (t) => {
   // the API server answers a list or watch from a version it has not reached with a 504 "Too
   // large resource version" (after waiting 3 s for it); asked again and again for that version,
   // a quiet resource would keep what the backup undid until something else was written
-  const api = await startFakeApiServer({ tooLargeWaitMs: 50 });
-  t.after(() => api.close());
-  api.upsert('services', clusterIPService('ns', 'a', ['10.0.0.1']));
-  const { clock } = fakeClock();
-  const { r, applied } = serviceReflector(api, clock);
-  t.after(() => r.stop());
-  r.start();
-  await waitUntil(() => r.synced, 'synced');
-  await api.waitForWatches('services');
+  const { api, r, applied } = await syncedReflector(t, { tooLargeWaitMs: 50 }, (a) => a.upsert('services', clusterIPService('ns', 'a', ['10.0.0.1'])));
   const backup = api.resourceVersion;
   api.upsert('services', clusterIPService('ns', 'b', ['10.0.0.2']));
   await waitUntil(() => applied.includes('upsert b 10.0.0.2'), 'b, by the watch');
