@@ -23,39 +23,37 @@ export function isGone(e: unknown): boolean {
 }
 
 /**
+ * A failed request's body as a Status object when it is one (client-node hands it over parsed
+ * or as text), else its text (a proxy's page), else undefined.
+ */
+function statusBody(body: unknown): { message?: unknown; details?: { causes?: unknown } } | string | undefined {
+  if (typeof body === 'string') {
+    try {
+      return statusBody(JSON.parse(body)) ?? body;
+    } catch {
+      return body;
+    }
+  }
+  return typeof body === 'object' && body !== null ? body : undefined;
+}
+
+/**
  * The list or watch asked for a resourceVersion the API server has not reached: kube-apiserver
  * answers 504 with the cause ResourceVersionTooLarge (older ones only say so in the message), as
  * after etcd was restored from a backup. client-go then lists the latest instead.
  */
 export function isTooLargeResourceVersion(e: unknown): boolean {
   if (httpStatusOf(e) !== 504) return false;
-  let body = (e as MaybeHttpError).body;
-  if (typeof body === 'string') {
-    const text = body;
-    try {
-      body = JSON.parse(text);
-    } catch {
-      return text.includes('Too large resource version');
-    }
-  }
-  if (typeof body !== 'object' || body === null) return false;
-  const { message, details } = body as { message?: unknown; details?: { causes?: unknown } };
-  const causes = Array.isArray(details?.causes) ? (details.causes as { reason?: unknown }[]) : [];
-  return causes.some((c) => c?.reason === 'ResourceVersionTooLarge') || (typeof message === 'string' && message.includes('Too large resource version'));
+  const body = statusBody((e as MaybeHttpError).body);
+  if (typeof body !== 'object') return body?.includes('Too large resource version') ?? false;
+  const causes = Array.isArray(body.details?.causes) ? (body.details.causes as { reason?: unknown }[]) : [];
+  return causes.some((c) => c?.reason === 'ResourceVersionTooLarge') || statusMessage(body)?.includes('Too large resource version') === true;
 }
 
-function statusMessage(body: unknown): string | undefined {
-  if (typeof body === 'string') {
-    try {
-      return statusMessage(JSON.parse(body));
-    } catch {
-      return body.slice(0, 200);
-    }
-  }
-  if (typeof body === 'object' && body !== null && typeof (body as { message?: unknown }).message === 'string') {
-    return (body as { message: string }).message;
-  }
-  return undefined;
+function statusMessage(raw: unknown): string | undefined {
+  const body = statusBody(raw);
+  if (typeof body === 'string') return body.slice(0, 200);
+  return typeof body?.message === 'string' ? body.message : undefined;
 }
 
 /** One line saying what failed: "HTTP 500: <Status message>", "connect ECONNREFUSED 127.0.0.1:6443", ... */
