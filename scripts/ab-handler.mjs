@@ -7,7 +7,11 @@
 //   cp -r packages/kube-dns/dist packages/kube-dns/dist-before   # before the change
 //   ... change, npx tsc -b ...
 //   node scripts/ab-handler.mjs packages/kube-dns/dist-before [packages/kube-dns/dist]
-// Env: WORKLOADS=repeated,nxdomain,mix (default all); COLD=0 for warm only, COLD=1 for cold only
+// Env: WORKLOADS=repeated,nxdomain,mix (default those three; abuse: the bench's abuse client's
+// questions, wildcards and the 1,000 named endpoints of a headless service with a 4096-byte EDNS
+// buffer, answered with --wildcards; naming it adds that service and the option); NOCACHE=1: no
+// response cache (every answer built); N: queries per workload (default 100,000; each round takes
+// up to 20,000 of them, so fewer makes a run shorter, for costly answers); COLD=0 for warm only, COLD=1 for cold only
 // (cold: 4 MiB of other memory written between two queries, as dnsperf and the kernel do between
 // two queries at a moderate rate: docs/hot-path.md, "cold caches"). A tree must sit inside this
 // repository (its imports resolve through node_modules). The zone: the bench's 2,000 Services.
@@ -26,6 +30,9 @@ if (!aDir) {
   process.stderr.write('usage: node scripts/ab-handler.mjs <compiled tree A> [<compiled tree B>]\n');
   process.exit(2);
 }
+
+const NAMES = (process.env.WORKLOADS ?? 'repeated,nxdomain,mix').split(',');
+const ABUSE = NAMES.includes('abuse');
 
 async function build(dir) {
   const url = (p) => pathToFileURL(resolvePath(dir, p)).href;
@@ -54,7 +61,13 @@ async function build(dir) {
     }
     services.push(`${name}.${ns}.svc.cluster.local`);
   }
-  const opts = { ...F.OPTS, wildcards: false };
+  if (ABUSE) {
+    // the bench's big.ns0 (scripts/bench-workloads.mjs): 1,000 endpoints, each with a hostname
+    const eps = Array.from({ length: 1000 }, (_, j) => F.ep(`10.200.${j >> 8}.${j & 255}`, `pod-${j}`));
+    zone.setService(F.headless('ns0', 'big'));
+    zone.setSlice(F.slice('ns0', 'big-x', 'big', eps, [F.port('http', 8080)]));
+  }
+  const opts = { ...F.OPTS, wildcards: ABUSE };
   const handler = new DnsHandler({
     zone,
     resolve: (n, t, l) => resolve(zone, n, t, opts, l),
@@ -63,6 +76,8 @@ async function build(dir) {
     isSynced: () => true,
     log: silentLogger(),
     observer: new KubeDnsMetrics(),
+    // NOCACHE=1: no response cache, every answer built (the abuse line's wildcards after each churn)
+    ...(process.env.NOCACHE === '1' && { cacheEntries: 0 }),
   });
   return { handler, services, ptr };
 }
@@ -71,11 +86,12 @@ const A = await build(aDir);
 const B = await build(bDir);
 
 let id = 0;
-const query = (name, type) => dnsPacket.encode({ type: 'query', id: id++ & 0xffff, flags: dnsPacket.RECURSION_DESIRED, questions: [{ name, type }] });
+const query = (name, type, udpPayloadSize) =>
+  dnsPacket.encode({ type: 'query', id: id++ & 0xffff, flags: dnsPacket.RECURSION_DESIRED, questions: [{ name, type }], ...(udpPayloadSize && { additionals: [{ type: 'OPT', name: '.', udpPayloadSize }] }) });
 let seed = 7;
 const rand = () => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 4294967296;
 const pick = (a) => a[Math.floor(rand() * a.length)];
-const N = 100_000;
+const N = Number(process.env.N ?? 100_000);
 const expansion = (x, i) => `${x}.${['ns3.svc.cluster.local', 'svc.cluster.local', 'cluster.local'][i % 3]}`;
 // the shapes of the bench's files (scripts/bench-workloads.mjs), as prebuilt query buffers
 const workloads = {
@@ -92,6 +108,20 @@ const workloads = {
       if (r === 18) return query(`_http._tcp.${pick(A.services)}`, 'SRV');
       return query(`${pick(A.ptr).split('.').reverse().join('.')}.in-addr.arpa`, 'PTR');
     }),
+  // what scripts/bench-abuse.mjs sends over UDP, in its order
+  abuse: () => {
+    const qs = [];
+    const sizes = [4096, 4000, 2048, 1400];
+    let k = 0;
+    for (const type of ['A', 'AAAA', 'SRV']) {
+      for (let n = 0; n < 20; n++) {
+        const size = sizes[k++ % sizes.length];
+        qs.push(query('*.*.svc.cluster.local', type, size), query(`*.ns${n}.svc.cluster.local`, type, size));
+        qs.push(query('big.ns0.svc.cluster.local', type === 'SRV' ? 'A' : type, size), query('_http._tcp.big.ns0.svc.cluster.local', 'SRV', size));
+      }
+    }
+    return Array.from({ length: N }, (_, i) => qs[i % qs.length]);
+  },
 };
 
 const junk = new Uint8Array(4 << 20);
@@ -110,7 +140,7 @@ function run(handler, qs, from, n, cold) {
 const median = (x) => [...x].sort((p, q) => p - q)[x.length >> 1];
 
 const modes = process.env.COLD === '0' ? [false] : process.env.COLD === '1' ? [true] : [false, true];
-for (const name of (process.env.WORKLOADS ?? 'repeated,nxdomain,mix').split(',')) {
+for (const name of NAMES) {
   const qs = workloads[name]();
   for (const cold of modes) {
     // V8 optimizes in several steps, some only after hundreds of thousands of calls: timed
@@ -119,7 +149,7 @@ for (const name of (process.env.WORKLOADS ?? 'repeated,nxdomain,mix').split(',')
       run(A.handler, qs, 0, N, false);
       run(B.handler, qs, 0, N, false);
     }
-    const n = cold ? 4000 : 20_000;
+    const n = Math.min(N, cold ? 4000 : 20_000);
     const a = [];
     const b = [];
     const ratio = [];
