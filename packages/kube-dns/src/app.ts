@@ -257,7 +257,7 @@ export async function startKubeDns(o: KubeDnsOptions, x: StartExtras): Promise<K
   const queryLog = o.logQueries > 0 ? new QueryLog({ rate: o.logQueries, maxPerSecond: o.logQueriesMaxRate, log }) : undefined;
   const handler: DnsHandler = new DnsHandler({
     zone,
-    resolve: (name, qtype, lname) => resolve(zone, name, qtype, resolveOpts, lname),
+    resolve: (name, qtype, lname, budget) => resolve(zone, name, qtype, resolveOpts, lname, budget),
     forwarder,
     stubInZone: forwarder.zoneStubs,
     isSynced,

@@ -15,6 +15,10 @@ import type { Resolution } from '../src/resolve/types.js';
 import { Forwarder } from '../src/forward/forwarder.js';
 import { AbsentNames } from '../src/resolve/absent.js';
 import { resolve } from '../src/resolve/resolve.js';
+import { Zone } from '../src/records/zone.js';
+import { answerBudget } from '../src/server/encode.js';
+import { resetRotation } from '../src/server/rotate.js';
+import * as F from './resolve-fixtures.js';
 import type { ResolveOptions } from '../src/resolve/types.js';
 import { rawQuery, readName, sameLabels, walkReply } from './wire-check.js';
 import { fuzzSeed, realisticZone } from './fuzz-kit.js';
@@ -486,4 +490,51 @@ test('fuzz: every reply of the real resolver and encoder matches its question (s
     checked++;
   }
   assert.equal(checked, iterations);
+});
+
+test('a headless Service of 1,000 endpoints: the resolver builds only the addresses the reply can carry, and the reply is the whole answer\'s, byte for byte', () => {
+  const zone = new Zone();
+  zone.setService(F.headless('ns0', 'big'));
+  const eps = Array.from({ length: 1000 }, (_, j) => F.ep(`10.200.${j >> 8}.${j & 255}`, j % 2 ? `pod-${j}` : ''));
+  zone.setSlice(F.slice('ns0', 'big-x', 'big', eps, [F.port('http', 8080), F.port('metrics', 9090)]));
+  const opts: ResolveOptions = { ...F.OPTS, wildcards: false };
+  let built = 0;
+  const handler = (budgeted: boolean) =>
+    new DnsHandler({
+      zone,
+      resolve: (n, t, l, budget) => {
+        const r = resolve(zone, n, t, opts, l, budgeted ? budget : undefined);
+        built = r.answers.length;
+        return r;
+      },
+      forwarder: { forward: async () => undefined },
+      isSynced: () => true,
+      log,
+      cacheEntries: 0, // every question resolved
+    });
+  const [budgeted, whole] = [handler(true), handler(false)];
+  const questions: [string, string][] = [
+    ['big.ns0.svc.cluster.local', 'A'],
+    ['BIG.ns0.svc.cluster.local', 'A'],
+    ['big.ns0.svc.cluster.local', 'SRV'],
+    ['_http._tcp.big.ns0.svc.cluster.local', 'SRV'],
+  ];
+  const ways: ['udp' | 'tcp', number | undefined][] = [['udp', undefined], ['udp', 1232], ['udp', 700], ['tcp', undefined]];
+  for (const [name, type] of questions) {
+    for (const [transport, size] of ways) {
+      const what = `${type} ${name} over ${transport}${size ? `, EDNS ${size}` : ''}`;
+      const q = dnsPacket.encode({ type: 'query', id: 7, flags: dnsPacket.RECURSION_DESIRED, questions: [{ name, type: type as 'A' }], ...(size && { additionals: [{ type: 'OPT', name: '.', udpPayloadSize: size } as unknown as dnsPacket.Answer] }) });
+      resetRotation();
+      const all = whole.handle(q, transport, '127.0.0.1', 53) as Buffer;
+      const allBuilt = built;
+      resetRotation();
+      const cut = budgeted.handle(q, transport, '127.0.0.1', 53) as Buffer;
+      assert.deepEqual(cut, all, what);
+      if (transport === 'udp' && type === 'A') {
+        const limit = size ? Math.min(size, 1232) : 512;
+        assert.ok(allBuilt >= 1000 && built <= answerBudget(limit) + 1, `${what}: ${built} records built of ${allBuilt}`);
+        assert.equal(dnsPacket.decode(cut).flags! & dnsPacket.TRUNCATED_RESPONSE, dnsPacket.TRUNCATED_RESPONSE, `${what}: TC`);
+      } else assert.equal(built, allBuilt, what); // TCP carries all 1,000 addresses; SRV weights need every record
+    }
+  }
 });

@@ -9,6 +9,8 @@ export interface Ctx {
   qtype: string;
   /** Owner name for records at the question name: the name as the client spelled it. */
   owner: string;
+  /** The most answer records the reply can carry (resolve()'s budget): Infinity for a whole answer. */
+  budget: number;
   /** Resolves another in-zone name (lower-case) for the same type: ExternalName chains. */
   lookupInZone(name: string): Resolution | undefined;
 }

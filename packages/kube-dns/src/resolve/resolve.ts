@@ -19,12 +19,18 @@ export const MAX_CNAME_CHAIN = 8;
  * has it (the server does), is qname without the trailing dot, A-Z lower-cased. Record names in
  * the result have no trailing dot (dns-packet style).
  */
-export function resolve(zone: Zone, qname: string, qtype: string, opts: ResolveOptions, lname?: string): Resolution {
+/**
+ * `budget`: the most answer records the reply can carry (encode.ts answerBudget; Infinity, the
+ * default, for a whole answer). The A and AAAA answers of a headless Service build no more: its
+ * thousands of endpoints cost the records that can be sent, not all of them. SRV answers are
+ * built whole, as each record's weight is 100 / the number of records in the whole answer.
+ */
+export function resolve(zone: Zone, qname: string, qtype: string, opts: ResolveOptions, lname?: string, budget = Infinity): Resolution {
   // a char code, not endsWith('.'): a builtin call on every query for a dot the server's names never have
   const owner = qname.charCodeAt(qname.length - 1) === 0x2e ? qname.slice(0, -1) : qname;
   const lower = lname ?? asciiLower(owner);
   const type = upperCase(qtype);
-  if (inZone(lower, opts.zone)) return resolveTop(zone, opts, type, owner, lower);
+  if (inZone(lower, opts.zone)) return resolveTop(zone, opts, type, owner, lower, budget);
   if (isReverseName(lower)) return resolveReverse(zone, owner, lower, type, opts);
   if (opts.external) {
     const ez = findExternalZone(lower, opts.external);
@@ -50,6 +56,8 @@ function upperCase(qtype: string): string {
 class Question implements Ctx {
   private seen: Set<string> | undefined;
   private depth = 0;
+  /** Set for the top-level question only: a chained name's answer is whole. */
+  budget = Infinity;
   constructor(
     public zone: Zone,
     public opts: ResolveOptions,
@@ -58,7 +66,8 @@ class Question implements Ctx {
   ) {}
 
   /** Makes this the question for another name (see resolveTop). */
-  reset(zone: Zone, opts: ResolveOptions, qtype: string, owner: string): void {
+  reset(zone: Zone, opts: ResolveOptions, qtype: string, owner: string, budget: number): void {
+    this.budget = budget;
     this.zone = zone;
     this.opts = opts;
     this.qtype = qtype;
@@ -91,10 +100,10 @@ class Question implements Ctx {
  */
 let spare: Question | undefined;
 
-function resolveTop(zone: Zone, opts: ResolveOptions, qtype: string, owner: string, lname: string): Resolution {
+function resolveTop(zone: Zone, opts: ResolveOptions, qtype: string, owner: string, lname: string, budget: number): Resolution {
   const q = spare ?? new Question(zone, opts, qtype, owner);
   spare = undefined;
-  q.reset(zone, opts, qtype, owner);
+  q.reset(zone, opts, qtype, owner, budget);
   try {
     return resolveInZone(q, lname);
   } finally {

@@ -65,7 +65,8 @@ export function resolveService(ctx: Ctx, lname: string, nsCut: number, svcCut: n
   if (!e) return nxdomain(ctx.opts, dep);
   const prefix = prefixLabels(lname, svcStart);
   if (e.info.kind === 'ExternalName') return resolveExternalName(ctx, e, prefix, dep);
-  const part = serviceRecords(ctx, e, prefix);
+  // An SRV answer is built whole: each record's weight is 100 / the number of records in the answer
+  const part = serviceRecords(ctx, e, prefix, ctx.qtype === 'SRV' ? Infinity : ctx.budget);
   return part.exists ? positive(ctx.opts, part.answers, part.additionals, dep) : nxdomain(ctx.opts, dep);
 }
 
@@ -94,7 +95,7 @@ function resolveWildcard(ctx: Ctx, svc: string, ns: string, prefix: string[]): R
   return exists ? positive(ctx.opts, answers, additionals, dep) : nxdomain(ctx.opts, dep);
 }
 
-/** `limit`: build at most that many answers (a wildcard's budget); a name's own answer is whole. */
+/** `limit`: build at most that many answers (a wildcard's budget, or the reply's: resolve()). */
 function serviceRecords(ctx: Ctx, e: ServiceEntry, prefix: string[], limit = Infinity): Part {
   // `*.<svc>` stands for the service's own addresses, as in the original kube-dns.
   const p = ctx.opts.wildcards && prefix.length === 1 && prefix[0] === '*' ? [] : prefix;

@@ -47,6 +47,17 @@ export interface Encoded {
  */
 export const QUESTION_NAME_ONLY: readonly number[] = Object.freeze([12]);
 
+/**
+ * The most answer records a reply of `limit` octets can need built: one more than fit if every
+ * record were the smallest we write (16 octets: a pointer to the question, type, class, TTL,
+ * length and an IPv4 address). A longer answer then still overflows the limit, so the reply is
+ * cut and TC set exactly as with every record built, and its bytes are the same; the resolver
+ * builds 78 records for a UDP reply, not a headless Service's thousands.
+ */
+export function answerBudget(limit: number): number {
+  return Math.floor(limit / 16) + 1;
+}
+
 /** The most a reply may take: 512 without EDNS, min(client's size, 1232) with it; 65535 over TCP. */
 export function replyLimit(q: ParsedQuery, transport: 'udp' | 'tcp'): number {
   if (transport === 'tcp') return 65535;

@@ -11,7 +11,7 @@ import type { Autopath, Walked } from '../autopath/autopath.js';
 import type { AbsentNames } from '../resolve/absent.js';
 import type { ZoneReader } from '../records/types.js';
 import type { Resolution } from '../resolve/types.js';
-import { QUESTION_NAME_ONLY, encodeNegative, encodeRcode, encodeReply, fitRelayed, rcodeNumber, relayedEdns, replyLimit } from './encode.js';
+import { QUESTION_NAME_ONLY, answerBudget, encodeNegative, encodeRcode, encodeReply, fitRelayed, rcodeNumber, relayedEdns, replyLimit } from './encode.js';
 import { MalformedQueries } from './malformed.js';
 import { DROP } from './reply-budget.js';
 import { ResponseCache } from './response-cache.js';
@@ -52,7 +52,8 @@ export interface Forwarding {
 export interface HandlerOptions {
   zone: ZoneReader;
   /** (name as asked, qtype name, the name A-Z lower-cased) → resolution against the current zone. */
-  resolve: (name: string, qtype: string, lname: string) => Resolution;
+  /** `budget`: the most answer records the reply can carry (answerBudget); absent, a whole answer. */
+  resolve: (name: string, qtype: string, lname: string, budget?: number) => Resolution;
   forwarder: Forwarding;
   /**
    * Stub domains inside our zone (forward/upstreams.ts): their names are forwarded before
@@ -237,7 +238,7 @@ export class DnsHandler {
       if (neg) return this.done(q, neg, transport, started, this.negativeSystem, false);
     }
     const qtype = qtypeName(q.qtype);
-    const r = this.opts.resolve(q.name, qtype, q.lname);
+    const r = this.opts.resolve(q.name, qtype, q.lname, answerBudget(limit));
     const system = r.cluster && isArpa(q.lname) ? 'reverse' : r.cluster ? 'auth' : 'recursive';
     if (r.cluster && !this.opts.isSynced()) {
       // before the first list of Services and EndpointSlices a negative answer would be a lie
