@@ -538,3 +538,19 @@ test('a headless Service of 1,000 endpoints: the resolver builds only the addres
     }
   }
 });
+
+test('a budget never leaves an answer short of its reply: an answer that loses repeated records to the dedupe is built whole', () => {
+  const zone = new Zone();
+  zone.setService(F.headless('ns0', 'big'));
+  zone.setSlice(F.slice('ns0', 'big-x', 'big', Array.from({ length: 100 }, (_, j) => F.ep(`10.201.0.${j}`)), [F.port('http', 8080)]));
+  // a view listing its first address twice, as no view does today: the cut answer would dedupe to
+  // fewer records than the budget, might fit the reply whole and go out without TC
+  const built = zone.headless.bind(zone);
+  zone.headless = (e, z) => {
+    const v = built(e, z);
+    return { ...v, endpoints: [v.endpoints[0]!, ...v.endpoints] };
+  };
+  const opts: ResolveOptions = { ...F.OPTS, wildcards: false };
+  assert.equal(resolve(zone, 'big.ns0.svc.cluster.local', 'A', opts, undefined, 10).answers.length, 100);
+  assert.equal(resolve(zone, 'big.ns0.svc.cluster.local', 'A', opts, undefined, 200).answers.length, 100);
+});

@@ -18,8 +18,7 @@ export const MAX_CNAME_CHAIN = 8;
  * one char per octet); compared case-insensitively (ASCII only). `lname`, when the caller already
  * has it (the server does), is qname without the trailing dot, A-Z lower-cased. Record names in
  * the result have no trailing dot (dns-packet style).
- */
-/**
+ *
  * `budget`: the most answer records the reply can carry (encode.ts answerBudget; Infinity, the
  * default, for a whole answer). The A and AAAA answers of a headless Service build no more: its
  * thousands of endpoints cost the records that can be sent, not all of them. SRV answers are

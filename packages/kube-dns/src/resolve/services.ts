@@ -66,8 +66,17 @@ export function resolveService(ctx: Ctx, lname: string, nsCut: number, svcCut: n
   const prefix = prefixLabels(lname, svcStart);
   if (e.info.kind === 'ExternalName') return resolveExternalName(ctx, e, prefix, dep);
   // An SRV answer is built whole: each record's weight is 100 / the number of records in the answer
-  const part = serviceRecords(ctx, e, prefix, ctx.qtype === 'SRV' ? Infinity : ctx.budget);
-  return part.exists ? positive(ctx.opts, part.answers, part.additionals, dep) : nxdomain(ctx.opts, dep);
+  const budget = ctx.qtype === 'SRV' ? Infinity : ctx.budget;
+  const part = serviceRecords(ctx, e, prefix, budget);
+  if (!part.exists) return nxdomain(ctx.opts, dep);
+  const r = positive(ctx.opts, part.answers, part.additionals, dep);
+  // A cut answer must still overflow the reply (resolve()): should repeated records have been
+  // dropped from it (none are built today), it is built whole
+  if (part.answers.length >= budget && r.answers.length < budget) {
+    const whole = serviceRecords(ctx, e, prefix);
+    return positive(ctx.opts, whole.answers, whole.additionals, dep);
+  }
+  return r;
 }
 
 /**
