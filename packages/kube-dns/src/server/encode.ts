@@ -83,8 +83,24 @@ function encodeRR(rr: RR): Buffer | undefined {
   }
 }
 
-/** Type numbers of the records encodePlain writes. */
-const PLAIN_TYPES: Readonly<Record<string, number>> = { A: 1, CNAME: 5, PTR: 12, SRV: 33 };
+/**
+ * The type number of a record encodePlain writes, else 0. A switch, not a keyed load from an
+ * object: the key changes from record to record (rcodeNumber below says why that costs).
+ */
+function plainType(type: string): number {
+  switch (type) {
+    case 'A':
+      return 1;
+    case 'CNAME':
+      return 5;
+    case 'PTR':
+      return 12;
+    case 'SRV':
+      return 33;
+    default:
+      return 0;
+  }
+}
 
 /**
  * The octets of a plain name on the wire (its labels and the root), or -1 when it is not plain:
@@ -140,8 +156,8 @@ function writePlainName(name: string, len: number, buf: Buffer, at: number): num
  */
 export function encodePlain(answer: RR, ownerIsQuestion: boolean): Buffer | undefined {
   const rr = answer as { type: string; name: string; class?: string; flush?: boolean; ttl?: number; data?: unknown };
-  const type = PLAIN_TYPES[rr.type];
-  if (type === undefined || (rr.class !== undefined && rr.class !== 'IN') || rr.flush) return undefined;
+  const type = plainType(rr.type);
+  if (type === 0 || (rr.class !== undefined && rr.class !== 'IN') || rr.flush) return undefined;
   const ownerLen = ownerIsQuestion ? 2 : plainNameLength(rr.name);
   if (ownerLen < 0) return undefined;
   let rdLen: number;
